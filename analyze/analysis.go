@@ -1,0 +1,188 @@
+package analyze
+
+import "encoding/json"
+
+// Schema is the value of Analysis.Schema; it changes only when a field changes meaning.
+const Schema = "ceiling.analysis/v1"
+
+// Analysis is the result of analyzing one or more runs, and the only contract between
+// analyze and report. Its JSON form (`ceiling analyze --format json`) is a public
+// interface: times in seconds, rates per second, sizes in bytes, null where unknown.
+type Analysis struct {
+	Schema string `json:"schema"`
+	Runs   []Run  `json:"runs"`
+}
+
+// Run is the analysis of one recorded run.
+type Run struct {
+	RunID  string `json:"run_id"`
+	Source string `json:"source"` // the file or parts directory it came from
+	Model  string `json:"model"`
+	// Server is what the server revealed about itself (the trace's ceiling.run
+	// "server" object, passed through unchanged).
+	Server json.RawMessage `json:"server"`
+	// Info is the whole ceiling.run metadata object (tool version, dates, target,
+	// plan, client, declared hardware), passed through for the report's metadata table.
+	Info     json.RawMessage `json:"info,omitempty"`
+	Levels   []Level         `json:"levels"`
+	Capacity *Capacity       `json:"capacity"`
+	Fit      Fit             `json:"fit"`
+	Ceilings Ceilings        `json:"ceilings"`
+	Ceiling  Ceiling         `json:"ceiling"`
+	SLO      SLO             `json:"slo"`
+	Warnings []string        `json:"warnings"`
+	// Timeline is a sample of one level's requests for the report's per-request chart.
+	Timeline *Timeline `json:"timeline,omitempty"`
+	// Metrics are server metric series from the sidecar, thinned for plotting.
+	Metrics []MetricSeries `json:"metrics,omitempty"`
+}
+
+// Level holds the statistics of one sweep step. Latency statistics cover every
+// successful non-warm-up request; throughput figures use the steady-state window.
+type Level struct {
+	Level       int     `json:"level"`
+	Concurrency int     `json:"concurrency"`
+	Rate        float64 `json:"rate"`
+	Requests    int     `json:"requests"` // non-warm-up attempts
+	Errors      int     `json:"errors"`
+	// ErrorKinds counts failed attempts by kind ("http_429", "timeout", "reset", ...).
+	ErrorKinds map[string]int `json:"error_kinds,omitempty"`
+	WindowS    float64        `json:"window_s"`
+	// WindowStartS and WindowEndS are offsets from the level's first send.
+	WindowStartS       float64  `json:"window_start_s"`
+	WindowEndS         float64  `json:"window_end_s"`
+	OutputTokS         float64  `json:"output_tok_s"`
+	NaiveOutputTokS    float64  `json:"naive_output_tok_s"`
+	RequestS           float64  `json:"request_s"`
+	NaiveRequestS      float64  `json:"naive_request_s"`
+	GoodputRequestS    *float64 `json:"goodput_request_s"` // null without SLOs
+	DecodeConcurrency  float64  `json:"decode_concurrency"`
+	WaitingConcurrency float64  `json:"waiting_concurrency"`
+	// PerUserTokS is the median over requests of output_tokens / (E2E - TTFT):
+	// what one user sees while the server serves this many.
+	PerUserTokS      float64 `json:"per_user_tok_s"`
+	OutputTokens     int64   `json:"output_tokens"` // sum over successful non-warm-up requests
+	MeanPromptTokens float64 `json:"mean_prompt_tokens"`
+	MeanOutputTokens float64 `json:"mean_output_tokens"`
+	TTFT             Summary `json:"ttft_s"`
+	TTFC             Summary `json:"ttfc_s"`
+	TPOT             Summary `json:"tpot_s"`
+	ITL              Summary `json:"itl_s"`
+	E2E              Summary `json:"e2e_s"`
+	// ITLHistogram is the pooled ITL distribution, for the report.
+	ITLHistogram *Histogram `json:"itl_histogram,omitempty"`
+}
+
+// Summary summarizes one latency over requests (or pooled gaps, for ITL), in seconds.
+// Percentiles interpolate linearly between order statistics (numpy's default), so any
+// engine given the same rows gets the same numbers. Fields are null when N is 0.
+type Summary struct {
+	N    int      `json:"n"`
+	Mean *float64 `json:"mean"`
+	P50  *float64 `json:"p50"`
+	P90  *float64 `json:"p90"`
+	P95  *float64 `json:"p95"`
+	P99  *float64 `json:"p99"`
+}
+
+// Histogram has bucket edges in seconds (len(Counts)+1 edges).
+type Histogram struct {
+	Edges  []float64 `json:"edges"`
+	Counts []int64   `json:"counts"`
+}
+
+// Capacity is the KV-cache and memory budget of the deployment: measured when the
+// server revealed it, modelled from config.json and hardware otherwise, both when known.
+type Capacity struct {
+	KVBytesPerToken          *int64   `json:"kv_bytes_per_token"`
+	KVCapacityTokens         *int64   `json:"kv_capacity_tokens"`
+	Source                   string   `json:"source"` // "measured" or "modelled"
+	ModelledKVCapacityTokens *int64   `json:"modelled_kv_capacity_tokens"`
+	MeasuredKVCapacityTokens *int64   `json:"measured_kv_capacity_tokens"`
+	MaxModelLen              *int64   `json:"max_model_len"`
+	ConcurrencyAtMaxModelLen *float64 `json:"concurrency_at_max_model_len"`
+	ConcurrencyAtMeanRequest *float64 `json:"concurrency_at_mean_request"`
+	ConcurrencyAtP99Request  *float64 `json:"concurrency_at_p99_request"`
+	MeanRequestTokens        *float64 `json:"mean_request_tokens"`
+	P99RequestTokens         *float64 `json:"p99_request_tokens"`
+	Budget                   *Budget  `json:"budget"` // per GPU; null without a hardware model
+}
+
+// Budget is the memory of one GPU, split the way the capacity model spends it.
+type Budget struct {
+	GPU           string  `json:"gpu"`
+	GPUs          int     `json:"gpus"`
+	TP            int     `json:"tp"`
+	MemoryBytes   int64   `json:"memory_bytes"`
+	Utilization   float64 `json:"utilization"`
+	WeightsBytes  int64   `json:"weights_bytes"`
+	ReserveBytes  int64   `json:"reserve_bytes"`
+	KVBudgetBytes int64   `json:"kv_budget_bytes"`
+	UnusableBytes int64   `json:"unusable_bytes"` // memory × (1 − utilization)
+	KVDtype       string  `json:"kv_dtype"`
+}
+
+// Fit holds the curve fits of throughput against concurrency.
+type Fit struct {
+	USL *USLFit `json:"usl"`
+}
+
+// USLFit is the Universal Scalability Law X(N) = λN / (1 + σ(N−1) + κN(N−1))
+// (Gunther 2007) fitted with σ, κ ≥ 0.
+type USLFit struct {
+	Sigma  float64  `json:"sigma"`
+	Kappa  float64  `json:"kappa"`
+	Lambda float64  `json:"lambda"`
+	NMax   *float64 `json:"n_max"` // null when κ = 0
+	R2     float64  `json:"r2"`
+}
+
+// Ceilings are the concurrency limits found for a run, null where not found.
+type Ceilings struct {
+	KV    *float64 `json:"kv"`
+	Batch *float64 `json:"batch"`
+	Knee  *float64 `json:"knee"`
+	SLO   *float64 `json:"slo"`
+}
+
+// Ceiling is the realistic ceiling: the lowest of Ceilings, with the limit that binds
+// ("kv", "batch", "slo", "knee") and the evidence in words. Concurrency is null when
+// no ceiling was found in the tested range.
+type Ceiling struct {
+	Concurrency *float64 `json:"concurrency"`
+	Binding     string   `json:"binding"`
+	Evidence    []string `json:"evidence,omitempty"`
+}
+
+// SLO holds the latency targets the analysis was run with, in seconds (null = none).
+type SLO struct {
+	TTFT *float64 `json:"ttft"`
+	TPOT *float64 `json:"tpot"`
+	E2E  *float64 `json:"e2e"`
+}
+
+// Timeline is a sample of the requests of one level, times in seconds from the
+// level's first send. Thinned is true when not every request is shown.
+type Timeline struct {
+	Level    int               `json:"level"`
+	Total    int               `json:"total"`
+	Thinned  bool              `json:"thinned"`
+	Requests []TimelineRequest `json:"requests"`
+}
+
+// TimelineRequest is one request on the timeline: waiting+prefill from Sent to
+// FirstToken, decode from FirstToken to End.
+type TimelineRequest struct {
+	Worker     int      `json:"worker"`
+	Sent       float64  `json:"sent"`
+	FirstToken *float64 `json:"first_token"`
+	End        float64  `json:"end"`
+	Error      bool     `json:"error,omitempty"`
+}
+
+// MetricSeries is one server metric over time, seconds from the run's start.
+type MetricSeries struct {
+	Name   string       `json:"name"`
+	Labels string       `json:"labels,omitempty"`
+	Points [][2]float64 `json:"points"`
+}

@@ -1,0 +1,30 @@
+package analyze
+
+import (
+	"context"
+	"errors"
+)
+
+// Options configure an analysis. The zero value analyzes without SLOs and without a
+// hardware model (the capacity then comes only from what the server revealed).
+type Options struct {
+	SLO SLO
+	// ModelConfig is the path of a Hugging Face config.json ("" = none).
+	ModelConfig string
+	GPU         string  // catalog name, e.g. "h100-sxm"
+	GPUs        int     // GPUs in the deployment
+	TP          int     // tensor-parallel size
+	MemoryGiB   float64 // overrides the catalog's memory per GPU when > 0
+	Utilization float64 // fraction of GPU memory the server may use (0 = 0.9)
+	WeightsGiB  float64 // weights per GPU... see capacity.go for the exact meaning
+	ReserveGiB  float64 // activation/overhead reserve per GPU (< 0 = default)
+	KVDtype     string  // auto, bf16, fp16, fp8
+	// TimelineLevel picks the level drawn on the per-request timeline (-1 = the level
+	// nearest the realistic ceiling).
+	TimelineLevel int
+}
+
+// Analyze loads each source (a trace file or a RUN.parts directory) and analyzes it.
+func Analyze(ctx context.Context, sources []string, opt Options) (*Analysis, error) {
+	return nil, errors.New("analyze: not implemented yet")
+}

@@ -1,0 +1,109 @@
+// Command ceiling finds the realistic concurrency ceiling of an LLM deployment:
+// it records a concurrency sweep against an OpenAI-compatible server into Parquet,
+// analyzes the throughput curve against the KV-cache budget, and writes a standalone
+// HTML report.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// version is the tool version written into every trace; set with -ldflags at release.
+var version = "0.1.0-dev"
+
+// Exit codes shared by every subcommand.
+const (
+	exitOK     = 0
+	exitFailed = 1
+	exitUsage  = 2
+)
+
+// env is what a subcommand may touch of the outside world, so that tests can run
+// subcommands in-process.
+type env struct {
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+	getenv func(string) string
+	// isTerminal reports whether stderr is a terminal (live progress lines).
+	isTerminal bool
+}
+
+type subcommand struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, e env, args []string) int
+}
+
+func subcommands() []subcommand {
+	return []subcommand{
+		{"record", "record a concurrency sweep against an OpenAI-compatible server into Parquet", runRecord},
+		{"analyze", "per-level statistics, capacity model, fits and the realistic ceiling", runAnalyze},
+		{"report", "write a standalone HTML report of one or more runs", runReport},
+		{"plan", "print the KV/memory budget and propose sweep levels before recording", runPlan},
+	}
+}
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, `ceiling finds the realistic concurrency ceiling of an LLM deployment.
+
+Usage:
+  ceiling <command> [flags]
+
+Commands:
+`)
+	for _, c := range subcommands() {
+		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+	}
+	fmt.Fprint(w, `
+Example:
+  ceiling plan --model-config samples/models/llama-3.1-8b.json --gpu h100-sxm --gpus 1 --tp 1
+  ceiling record --url http://127.0.0.1:8000 --concurrency 1,2,4,8,16,32 -o run.parquet
+  ceiling analyze run.parquet
+  ceiling report run.parquet -o report.html
+
+Run 'ceiling <command> --help' for the flags of a command.
+`)
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	fi, _ := os.Stderr.Stat()
+	e := env{
+		stdin:      os.Stdin,
+		stdout:     os.Stdout,
+		stderr:     os.Stderr,
+		getenv:     os.Getenv,
+		isTerminal: fi != nil && fi.Mode()&os.ModeCharDevice != 0,
+	}
+	os.Exit(run(ctx, e, os.Args[1:]))
+}
+
+func run(ctx context.Context, e env, args []string) int {
+	if len(args) == 0 {
+		usage(e.stderr)
+		return exitUsage
+	}
+	switch args[0] {
+	case "-h", "--help", "help":
+		usage(e.stdout)
+		return exitOK
+	case "--version", "version":
+		fmt.Fprintln(e.stdout, "ceiling", version)
+		return exitOK
+	}
+	for _, c := range subcommands() {
+		if c.name == args[0] {
+			return c.run(ctx, e, args[1:])
+		}
+	}
+	fmt.Fprintf(e.stderr, "ceiling: unknown command %q\n\n", args[0])
+	usage(e.stderr)
+	return exitUsage
+}

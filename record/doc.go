@@ -1,0 +1,4 @@
+// Package record runs a concurrency sweep against an OpenAI-compatible server and
+// writes one Parquet row per request attempt (the trace format of DESIGN.md, schema
+// version 1), plus a sidecar of the server's Prometheus metrics.
+package record

@@ -1,0 +1,184 @@
+package record
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/parquet-go/parquet-go"
+)
+
+// SchemaVersion is the trace format version written to the file metadata key
+// MetaSchemaVersion. Readers refuse versions newer than the one they know.
+const SchemaVersion = "1"
+
+// File key-value metadata keys of a trace.
+const (
+	MetaSchemaVersion = "ceiling.schema_version"
+	MetaRun           = "ceiling.run"
+)
+
+// Row is one request attempt: one row of the trace (schema version 1, see DESIGN.md).
+// Times are Unix nanoseconds. Nullable columns are pointers.
+type Row struct {
+	RunID              string  `parquet:"run_id"`
+	Level              int32   `parquet:"level"`
+	Concurrency        int32   `parquet:"concurrency"`
+	Rate               float64 `parquet:"rate"`
+	RequestID          int64   `parquet:"request_id"`
+	Worker             int32   `parquet:"worker"`
+	Warmup             bool    `parquet:"warmup"`
+	ScheduledNs        int64   `parquet:"scheduled_ns"`
+	SentNs             int64   `parquet:"sent_ns"`
+	FirstTokenNs       *int64  `parquet:"first_token_ns,optional"`
+	FirstContentNs     *int64  `parquet:"first_content_ns,optional"`
+	EndNs              int64   `parquet:"end_ns"`
+	ChunkGapsUs        []int32 `parquet:"chunk_gaps_us,list"`
+	PromptTokens       *int32  `parquet:"prompt_tokens,optional"`
+	OutputTokens       *int32  `parquet:"output_tokens,optional"`
+	ReasoningTokens    *int32  `parquet:"reasoning_tokens,optional"`
+	CachedTokens       *int32  `parquet:"cached_tokens,optional"`
+	TokensSource       string  `parquet:"tokens_source"`
+	TargetPromptTokens int32   `parquet:"target_prompt_tokens"`
+	MaxTokens          int32   `parquet:"max_tokens"`
+	Status             int32   `parquet:"status"`
+	FinishReason       *string `parquet:"finish_reason,optional"`
+	Error              *string `parquet:"error,optional"`
+}
+
+// MetricSample is one row of the metrics sidecar (RUN.metrics.parquet): one value of
+// one Prometheus series at one scrape.
+type MetricSample struct {
+	TsNs   int64   `parquet:"ts_ns"`
+	Name   string  `parquet:"name"`
+	Labels string  `parquet:"labels"`
+	Value  float64 `parquet:"value"`
+}
+
+// RunInfo is the JSON stored under MetaRun: everything about a run that is not a row.
+// It is a public format (analyze reads it without importing this package), so fields
+// are only ever added.
+type RunInfo struct {
+	Tool     string      `json:"tool"`
+	Version  string      `json:"version"`
+	RunID    string      `json:"run_id"`
+	Started  time.Time   `json:"started"`
+	Ended    time.Time   `json:"ended,omitzero"`
+	Target   Target      `json:"target"`
+	Plan     Plan        `json:"plan"`
+	Server   ServerInfo  `json:"server"`
+	Client   ClientInfo  `json:"client"`
+	Declared Declared    `json:"declared,omitzero"`
+	Levels   []LevelInfo `json:"levels"`
+	// StopReason says why the sweep ended (all levels done, auto-stop rule, interrupt).
+	StopReason  string `json:"stop_reason,omitempty"`
+	Interrupted bool   `json:"interrupted,omitempty"`
+}
+
+// Target is the server and model a run measured. BaseURL never carries credentials.
+type Target struct {
+	BaseURL  string `json:"base_url"`
+	Endpoint string `json:"endpoint"` // "chat" or "completions"
+	Model    string `json:"model"`
+}
+
+// Plan is the sweep as the user asked for it; --resume continues the same plan.
+type Plan struct {
+	Mode               string    `json:"mode"` // "closed" or "open"
+	Concurrency        []int     `json:"concurrency,omitempty"`
+	Rates              []float64 `json:"rates,omitempty"`
+	Auto               bool      `json:"auto,omitempty"`
+	RequestsPerLevel   int       `json:"requests_per_level,omitempty"`
+	DurationPerLevelS  float64   `json:"duration_per_level_s,omitempty"`
+	Warmup             int       `json:"warmup"`
+	PromptTokens       int       `json:"prompt_tokens,omitempty"`
+	OutputTokens       int       `json:"output_tokens,omitempty"`
+	Dataset            string    `json:"dataset,omitempty"`
+	SharedPrefixTokens int       `json:"shared_prefix_tokens,omitempty"`
+	IgnoreEOS          bool      `json:"ignore_eos,omitempty"`
+	TimeoutS           float64   `json:"timeout_s,omitempty"`
+	Seed               uint64    `json:"seed"`
+}
+
+// ServerInfo is what the server revealed about itself before the sweep. Unknown
+// values are nil.
+type ServerInfo struct {
+	Kind             string `json:"kind"` // vllm, sglang, llamacpp, tgi, unknown
+	Version          string `json:"version,omitempty"`
+	MaxModelLen      *int64 `json:"max_model_len"`
+	KVCapacityTokens *int64 `json:"kv_capacity_tokens"`
+	BlockSize        *int64 `json:"block_size"`
+	NumGPUBlocks     *int64 `json:"num_gpu_blocks"`
+	Slots            *int64 `json:"slots"`
+	NCtx             *int64 `json:"n_ctx"`
+	MetricsURL       string `json:"metrics_url,omitempty"`
+}
+
+// ClientInfo describes the machine that ran the recorder, so that analyze can tell
+// a client bottleneck from a server one.
+type ClientInfo struct {
+	CPUs      int    `json:"cpus"`
+	GOOS      string `json:"goos"`
+	GOARCH    string `json:"goarch"`
+	GoVersion string `json:"go_version"`
+	Hostname  string `json:"hostname,omitempty"`
+}
+
+// Declared is what the user stated about the deployment (it is not measured).
+type Declared struct {
+	GPU         string `json:"gpu,omitempty"`
+	GPUs        int    `json:"gpus,omitempty"`
+	TP          int    `json:"tp,omitempty"`
+	ModelConfig string `json:"model_config,omitempty"`
+	Notes       string `json:"notes,omitempty"`
+}
+
+// LevelInfo records how one sweep step ran, including the client's own load so that
+// a client bottleneck can be told from a server one.
+type LevelInfo struct {
+	Level       int       `json:"level"`
+	Concurrency int       `json:"concurrency"`
+	Rate        float64   `json:"rate"`
+	Started     time.Time `json:"started"`
+	Ended       time.Time `json:"ended"`
+	Requests    int       `json:"requests"`
+	Errors      int       `json:"errors"`
+	// ClientCPUUtil is the recorder's CPU time over the level divided by wall time
+	// times CPUs: near 1 means the client, not the server, may be the limit.
+	ClientCPUUtil float64 `json:"client_cpu_util"`
+	// SendLagP99S is the p99 of sent_ns - scheduled_ns in open-loop mode, in seconds.
+	SendLagP99S float64 `json:"send_lag_p99_s,omitempty"`
+	StopReason  string  `json:"stop_reason,omitempty"`
+}
+
+// WriteFile writes rows and info as one complete trace file at path. It is the
+// simplest writer, used for small files and tests; the recorder seals parts instead.
+func WriteFile(path string, info RunInfo, rows []Row) error {
+	meta, err := json.Marshal(info)
+	if err != nil {
+		return fmt.Errorf("encoding run info: %w", err)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("creating %s: %w", path, err)
+	}
+	w := parquet.NewGenericWriter[Row](f,
+		parquet.KeyValueMetadata(MetaSchemaVersion, SchemaVersion),
+		parquet.KeyValueMetadata(MetaRun, string(meta)),
+		parquet.Compression(&parquet.Zstd),
+	)
+	if _, err := w.Write(rows); err != nil {
+		f.Close()
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := w.Close(); err != nil {
+		f.Close()
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("syncing %s: %w", path, err)
+	}
+	return f.Close()
+}

@@ -34,7 +34,7 @@ build() {
     local tmp; tmp=$(mktemp -d)
     (cd "$tmp" && npm pack "node-llama-cpp@$NLC_VERSION" --silent >/dev/null &&
       tar xzf "node-llama-cpp-$NLC_VERSION.tgz" package/llama/gitRelease.bundle &&
-      rm -rf "$W/llama.cpp" && git clone -q package/llama/gitRelease.bundle "$W/llama.cpp")
+      rm -rf "$W/llama.cpp" && git -c advice.detachedHead=false clone -q package/llama/gitRelease.bundle "$W/llama.cpp")
     rm -rf "$tmp"
   fi
   log "building llama-server (several minutes on 2 cores; log in $W/build.log)"

@@ -1,0 +1,34 @@
+# The two set-up commands of the README:
+#   make sample   writes sample-report.html from the bundled real sample
+#   make test     installs what the tests need, then runs the whole test suite
+# CI runs .ci/run, which runs `make test`.
+
+GO ?= go
+SAMPLE ?= samples/llamacpp-d768-4slots.parquet
+
+.PHONY: sample test vet build bench bench-analyze sample-record
+
+build:
+	$(GO) build -o ceiling ./cmd/ceiling
+
+sample:
+	$(GO) run ./cmd/ceiling report $(SAMPLE) -o sample-report.html
+	$(GO) run ./cmd/ceiling analyze $(SAMPLE)
+	@echo "wrote sample-report.html"
+
+test:
+	@eval "$$(scripts/deps.sh)" && \
+	  echo "== gofmt" && test -z "$$(gofmt -l . | tee /dev/stderr)" && \
+	  echo "== go vet" && $(GO) vet ./... && \
+	  echo "== go test -race" && $(GO) test -race -count=1 -timeout 30m ./...
+
+# Benchmarks: benchstat-friendly output (go test -bench), plus whole-process figures.
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./... | tee bench.txt
+
+bench-analyze:
+	scripts/bench-analyze.sh
+
+# Re-records the bundled sample against a real llama.cpp server (see samples/README.md).
+sample-record:
+	scripts/record-sample.sh

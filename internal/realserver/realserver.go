@@ -1,0 +1,135 @@
+// Package realserver starts a real llama.cpp llama-server for tests: the binary and the
+// random-weight model that .ci/llama.sh builds, listening on 127.0.0.1, stopped by PID
+// when the test ends.
+//
+// Tests find the binary and model through $LLAMA_SERVER and $LLAMA_MODEL (`make test`
+// sets both). When they are missing the test is skipped with a message, except under
+// CI=true, where a missing real server is a failure: CI must prove the real thing.
+package realserver
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Options shape the server. The defaults are those of DESIGN.md's tests: 4 slots
+// sharing an 8192-token KV context.
+type Options struct {
+	Slots   int    // -np (default 4)
+	Context int    // -c, total KV tokens shared by the slots (default 8192)
+	Alias   string // -a, the model id the server reports (default "tiny-d64")
+}
+
+// Server is a running llama-server.
+type Server struct {
+	URL string // base URL without /v1, e.g. http://127.0.0.1:38211
+	PID int
+}
+
+// syncBuffer keeps the server's output for the failure message; the process writes
+// it from another goroutine.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.b.Len() > 1<<20 { // keep memory bounded on a chatty server
+		s.b.Reset()
+	}
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// Start starts llama-server and waits until /health answers. The server is killed
+// by PID in t.Cleanup.
+func Start(t testing.TB, opt Options) *Server {
+	t.Helper()
+	bin, model := os.Getenv("LLAMA_SERVER"), os.Getenv("LLAMA_MODEL")
+	if bin == "" || model == "" {
+		missing(t, "LLAMA_SERVER and LLAMA_MODEL are not set (run `make test`, which builds them with .ci/llama.sh)")
+	}
+	for _, p := range []string{bin, model} {
+		if _, err := os.Stat(p); err != nil {
+			missing(t, fmt.Sprintf("%s: %v", p, err))
+		}
+	}
+	if opt.Slots == 0 {
+		opt.Slots = 4
+	}
+	if opt.Context == 0 {
+		opt.Context = 8192
+	}
+	if opt.Alias == "" {
+		opt.Alias = "tiny-d64"
+	}
+	port := freePort(t)
+	cmd := exec.Command(bin, "-m", model, "--host", "127.0.0.1", "--port", strconv.Itoa(port),
+		"-a", opt.Alias, "-np", strconv.Itoa(opt.Slots), "-c", strconv.Itoa(opt.Context),
+		"--metrics", "--no-webui", "-t", "2", "--no-jinja", "--chat-template", "chatml",
+		"--override-kv", "llama.context_length=int:2048")
+	out := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting %s: %v", bin, err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-exited
+	})
+	s := &Server{URL: fmt.Sprintf("http://127.0.0.1:%d", port), PID: cmd.Process.Pid}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	for {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.URL+"/health", nil)
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return s
+			}
+		}
+		select {
+		case err := <-exited:
+			t.Fatalf("llama-server exited before it was ready: %v\n%s", err, out.String())
+		case <-ctx.Done():
+			t.Fatalf("llama-server not ready after 60s\n%s", out.String())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+func missing(t testing.TB, why string) {
+	t.Helper()
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("real llama.cpp server required in CI: %s", why)
+	}
+	t.Skipf("no real llama.cpp server: %s", why)
+}
+
+func freePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("finding a free port: %v", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}

@@ -1,0 +1,362 @@
+// Package enginetest provides an in-process OpenAI-compatible LLM server for tests,
+// in the spirit of net/http/httptest: it streams chat and text completions the way
+// vLLM does, with configurable time to first token, inter-token gap, tokens per chunk,
+// reasoning tokens, a slot limit and a KV token budget (requests beyond them queue in
+// FIFO order), probe endpoints imitating vLLM, llama.cpp or SGLang, and per-request
+// fault injection. It logs what it actually did for every completion request (when it
+// received it, when it got a slot, when each token chunk was sent), so tests can
+// check a recorder's measurements against the truth.
+//
+// The engine is built to hold thousands of concurrent streams on a small machine:
+// chunk bytes are encoded once per request, each chunk is one Write and one Flush,
+// and with TokenGap == 0 streams write without timers.
+package enginetest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Config describes the engine to imitate. The zero value is a usable generic engine.
+type Config struct {
+	Model          string        // served model id (default "test-model"); /v1/models lists it
+	MaxModelLen    int           // reported in /v1/models as max_model_len (vLLM style); 0 = 4096. When set (> 0), prompt+max_tokens above it is refused with 400 as vLLM does.
+	TTFT           time.Duration // prefill time once the request holds a slot
+	TokenGap       time.Duration // time between token chunks (0 = as fast as possible)
+	TokensPerChunk int           // tokens per content chunk (default 1)
+	// ReasoningTokens: the first N output tokens of a chat completion are sent as
+	// reasoning deltas (the completions endpoint has no reasoning).
+	ReasoningTokens int
+	ReasoningField  string // "reasoning_content" (default) or "reasoning"
+	Slots           int    // concurrent requests served; more queue FIFO (0 = unlimited)
+	// KVTokens is the total KV token budget: prompt+max_tokens of the running
+	// requests; a request waits until it fits (0 = unlimited). A request larger than
+	// the whole budget runs alone.
+	KVTokens int
+	// Kind selects the server imitated on the probe endpoints: "vllm", "llamacpp",
+	// "sglang", or "" for a generic server with no probe endpoints (/metrics is 404).
+	Kind string
+	// APIKey, when set, makes requests without "Authorization: Bearer <key>" get 401.
+	APIKey string
+	// IgnoreUsageOption: never send usage (a server without include_usage).
+	IgnoreUsageOption bool
+	// DefaultOutputTokens is the output length when the request has no max_tokens
+	// (default 16).
+	DefaultOutputTokens int
+	// Fault picks a fault for each request (nil = none). The index counts POSTs to
+	// the completion endpoints from 0, in arrival order.
+	Fault func(requestIndex int64) Fault
+	// RecordChunkTimes keeps each token chunk's send time in the log (costly).
+	RecordChunkTimes bool
+}
+
+// Fault is a misbehaviour injected into one request.
+type Fault int
+
+// The faults. Mid-stream faults strike before the token chunk at half the stream
+// (after at least one token chunk).
+const (
+	FaultNone            Fault = iota
+	FaultUnauthorized          // 401 JSON error
+	FaultModelNotFound         // 404 {"error":{"message":"The model ... does not exist.",...}}
+	FaultTooManyRequests       // 429 JSON error
+	FaultInternal              // 500 JSON error
+	FaultUnavailable           // 503 JSON error
+	FaultResetMidStream        // some chunks, then the TCP connection is reset (SO_LINGER 0)
+	FaultMalformedChunk        // one extra chunk of broken JSON mid-stream, then the stream goes on
+	FaultStall                 // some chunks, then nothing until the client gives up or the server closes
+	FaultErrorEvent            // mid-stream `data: {"error":{...}}`, then the stream ends without [DONE]
+	FaultNoDone                // normal stream without `data: [DONE]`
+	FaultCRLF                  // normal stream framed with CRLF and `: keep-alive` comment lines
+)
+
+var faultNames = [...]string{"none", "unauthorized", "model_not_found", "too_many_requests",
+	"internal", "unavailable", "reset_mid_stream", "malformed_chunk", "stall", "error_event",
+	"no_done", "crlf"}
+
+func (f Fault) String() string {
+	if f >= 0 && int(f) < len(faultNames) {
+		return faultNames[f]
+	}
+	return fmt.Sprintf("Fault(%d)", int(f))
+}
+
+// RequestLog is what the engine did with one completion request.
+type RequestLog struct {
+	Index        int64
+	Endpoint     string    // "chat" or "completions"
+	Received     time.Time // request headers read
+	SlotAcquired time.Time // zero if it never got one
+	// ChunkTimes holds the send time (just before Write+Flush) of each
+	// token-carrying chunk, when Config.RecordChunkTimes is set.
+	ChunkTimes     []time.Time
+	FirstTokenSent time.Time // zero if no token was sent
+	LastTokenSent  time.Time
+	Ended          time.Time // handler finished (response complete, aborted or rejected)
+	// PromptTokens is CountTokens of the prompt; OutputTokens and ReasoningTokens
+	// count the tokens actually sent (what usage reports).
+	PromptTokens, OutputTokens, ReasoningTokens int
+	MaxTokens                                   int // requested output length (max_tokens, or the default)
+	Chunks                                      int // token-carrying chunks sent
+	Stream                                      bool
+	Fault                                       Fault
+	Status                                      int
+	Model                                       string
+	FinishReason                                string // sent in the finish chunk ("" if the stream never got there)
+	// Completed is true when the response was delivered in full (finish chunk,
+	// usage when asked, and [DONE] unless the fault omits it).
+	Completed bool
+	// Aborted says why the stream stopped early: "client" (client went away),
+	// "server" (Close or Kill), or "fault" (a mid-stream fault ended it).
+	Aborted string
+}
+
+// Server is a running test engine. Create it with New or Start; stop it with Close
+// or Kill.
+type Server struct {
+	cfg       Config
+	modelJSON []byte // the model id as a JSON string
+	url       string
+	ln        net.Listener
+	srv       *http.Server
+	sched     scheduler
+
+	base       context.Context // parent of every request context
+	cancelBase context.CancelFunc
+
+	logMu sync.Mutex
+	log   []*RequestLog
+
+	connMu sync.Mutex
+	conns  map[net.Conn]struct{}
+
+	stopMu   sync.Mutex
+	stopping bool
+	handlers sync.WaitGroup
+
+	promptTokensTotal     atomic.Int64
+	generationTokensTotal atomic.Int64
+	requestsOK            atomic.Int64
+	closeOnce             sync.Once
+}
+
+// New starts an engine listening on 127.0.0.1 on a free port. Like
+// httptest.NewServer it panics if the engine cannot start (a broken test setup);
+// use Start to get an error instead.
+func New(cfg Config) *Server {
+	s, err := Start(cfg)
+	if err != nil {
+		panic(fmt.Sprintf("enginetest: %v", err))
+	}
+	return s
+}
+
+// Start validates cfg and starts an engine listening on 127.0.0.1 on a free port.
+func Start(cfg Config) (*Server, error) {
+	if cfg.Model == "" {
+		cfg.Model = "test-model"
+	}
+	if cfg.TokensPerChunk <= 0 {
+		cfg.TokensPerChunk = 1
+	}
+	if cfg.DefaultOutputTokens <= 0 {
+		cfg.DefaultOutputTokens = 16
+	}
+	if cfg.ReasoningField == "" {
+		cfg.ReasoningField = "reasoning_content"
+	}
+	switch cfg.ReasoningField {
+	case "reasoning_content", "reasoning":
+	default:
+		return nil, fmt.Errorf("config ReasoningField %q: want \"reasoning_content\" or \"reasoning\"", cfg.ReasoningField)
+	}
+	switch cfg.Kind {
+	case "", "vllm", "llamacpp", "sglang":
+	default:
+		return nil, fmt.Errorf("config Kind %q: want \"vllm\", \"llamacpp\", \"sglang\" or \"\"", cfg.Kind)
+	}
+	if cfg.TTFT < 0 || cfg.TokenGap < 0 || cfg.Slots < 0 || cfg.KVTokens < 0 || cfg.MaxModelLen < 0 || cfg.ReasoningTokens < 0 {
+		return nil, errors.New("config has a negative duration, count or budget")
+	}
+	modelJSON, err := json.Marshal(cfg.Model)
+	if err != nil {
+		return nil, fmt.Errorf("encoding model id: %w", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("listening on 127.0.0.1: %w", err)
+	}
+	s := &Server{
+		cfg:       cfg,
+		modelJSON: modelJSON,
+		url:       "http://" + ln.Addr().String(),
+		ln:        ln,
+		sched:     scheduler{slots: cfg.Slots, kv: cfg.KVTokens},
+		conns:     make(map[net.Conn]struct{}),
+	}
+	s.base, s.cancelBase = context.WithCancel(context.Background())
+	s.srv = &http.Server{
+		Handler:     s.routes(),
+		BaseContext: func(net.Listener) context.Context { return s.base },
+		ConnState:   s.trackConn,
+		// Many streams are opened at once by load tests; keep header reads bounded
+		// but generous.
+		ReadHeaderTimeout: 30 * time.Second,
+		ErrorLog:          nil,
+	}
+	go func() { _ = s.srv.Serve(ln) }()
+	return s, nil
+}
+
+// URL is the base URL of the engine, e.g. http://127.0.0.1:41234 (without /v1).
+func (s *Server) URL() string { return s.url }
+
+// Config returns the configuration in effect (defaults filled in).
+func (s *Server) Config() Config { return s.cfg }
+
+// Running and Waiting return the number of requests holding a slot and queued.
+func (s *Server) Running() int { r, _, _ := s.sched.state(); return r }
+
+// Waiting returns the number of requests queued for a slot or KV budget.
+func (s *Server) Waiting() int { _, w, _ := s.sched.state(); return w }
+
+// Log returns a copy of the request log, one entry per completion request, in
+// arrival order. Entries of requests still in flight show their progress so far.
+func (s *Server) Log() []RequestLog {
+	s.logMu.Lock()
+	defer s.logMu.Unlock()
+	out := make([]RequestLog, len(s.log))
+	for i, e := range s.log {
+		out[i] = *e
+		out[i].ChunkTimes = append([]time.Time(nil), e.ChunkTimes...)
+	}
+	return out
+}
+
+// Close stops the engine: in-flight streams end where they are (no finish chunk, no
+// [DONE]), queued requests are dropped, and Close returns once every handler has
+// returned.
+func (s *Server) Close() {
+	s.closeOnce.Do(func() {
+		s.beginStop()
+		s.cancelBase()
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		_ = s.srv.Shutdown(ctx)
+		cancel()
+		_ = s.srv.Close()
+		s.handlers.Wait()
+	})
+}
+
+// Kill stops the engine abruptly, like a server process killed mid-level: the
+// listener and every open connection are closed at once (reset where possible), so
+// clients see their streams break without any clean ending.
+func (s *Server) Kill() {
+	s.closeOnce.Do(func() {
+		s.beginStop()
+		_ = s.ln.Close()
+		s.connMu.Lock()
+		for c := range s.conns {
+			resetConn(c)
+		}
+		s.connMu.Unlock()
+		s.cancelBase()
+		_ = s.srv.Close()
+		s.handlers.Wait()
+	})
+}
+
+func (s *Server) beginStop() {
+	s.stopMu.Lock()
+	s.stopping = true
+	s.stopMu.Unlock()
+}
+
+// enter registers a running handler; false once the server is stopping.
+func (s *Server) enter() bool {
+	s.stopMu.Lock()
+	defer s.stopMu.Unlock()
+	if s.stopping {
+		return false
+	}
+	s.handlers.Add(1)
+	return true
+}
+
+func (s *Server) trackConn(c net.Conn, st http.ConnState) {
+	s.connMu.Lock()
+	defer s.connMu.Unlock()
+	switch st {
+	case http.StateNew:
+		s.conns[c] = struct{}{}
+	case http.StateClosed, http.StateHijacked:
+		delete(s.conns, c)
+	}
+}
+
+// resetConn closes c so that the peer sees a reset rather than a clean end.
+func resetConn(c net.Conn) {
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.SetLinger(0)
+	}
+	_ = c.Close()
+}
+
+func (s *Server) routes() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/v1/chat/completions", func(w http.ResponseWriter, r *http.Request) {
+		s.serveCompletion(w, r, endpointChat)
+	})
+	mux.HandleFunc("/v1/completions", func(w http.ResponseWriter, r *http.Request) {
+		s.serveCompletion(w, r, endpointCompletions)
+	})
+	mux.HandleFunc("GET /v1/models", s.serveModels)
+	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusOK)
+	})
+	mux.HandleFunc("GET /metrics", s.serveMetrics)
+	switch s.cfg.Kind {
+	case "llamacpp":
+		mux.HandleFunc("GET /props", s.serveLlamaProps)
+		mux.HandleFunc("GET /slots", s.serveLlamaSlots)
+		mux.HandleFunc("POST /tokenize", s.serveLlamaTokenize)
+	case "sglang":
+		mux.HandleFunc("GET /get_server_info", s.serveSGLangInfo)
+	}
+	return mux
+}
+
+// maxModelLen is the context length reported and, when configured, enforced.
+func (s *Server) maxModelLen() int {
+	if s.cfg.MaxModelLen > 0 {
+		return s.cfg.MaxModelLen
+	}
+	return 4096
+}
+
+// writeError sends an OpenAI-style JSON error.
+func writeError(w http.ResponseWriter, status int, typ, msg string) {
+	body, _ := json.Marshal(map[string]any{
+		"error": map[string]any{"message": msg, "type": typ, "param": nil, "code": status},
+	})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "InternalServerError", "encoding response: "+err.Error())
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(body)
+}

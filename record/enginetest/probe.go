@@ -1,0 +1,154 @@
+package enginetest
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// blockSize is the KV block size reported by the vLLM imitation.
+const blockSize = 16
+
+// unlimitedKVTokens is the KV capacity reported when Config.KVTokens is 0.
+const unlimitedKVTokens = 1 << 20
+
+func (s *Server) kvCapacity() int {
+	if s.cfg.KVTokens > 0 {
+		return s.cfg.KVTokens
+	}
+	return unlimitedKVTokens
+}
+
+func (s *Server) serveModels(w http.ResponseWriter, r *http.Request) {
+	if !s.authorized(r) {
+		writeError(w, http.StatusUnauthorized, "AuthenticationError", "Unauthorized: invalid or missing API key")
+		return
+	}
+	writeJSON(w, map[string]any{
+		"object": "list",
+		"data": []map[string]any{{
+			"id":            s.cfg.Model,
+			"object":        "model",
+			"created":       time.Now().Unix(),
+			"owned_by":      "enginetest",
+			"max_model_len": s.maxModelLen(),
+		}},
+	})
+}
+
+func (s *Server) authorized(r *http.Request) bool {
+	return s.cfg.APIKey == "" || r.Header.Get("Authorization") == "Bearer "+s.cfg.APIKey
+}
+
+// promLabel escapes a Prometheus label value.
+func promLabel(v string) string {
+	return strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(v)
+}
+
+// serveMetrics writes Prometheus text in the names of the imitated server.
+func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
+	running, waiting, kvUsed := s.sched.state()
+	kvFrac := float64(kvUsed) / float64(s.kvCapacity())
+	prompt := s.promptTokensTotal.Load()
+	gen := s.generationTokensTotal.Load()
+	ok := s.requestsOK.Load()
+	model := promLabel(s.cfg.Model)
+	var b strings.Builder
+	metric := func(name, typ, help, labels string, v float64) {
+		if labels != "" {
+			labels = "{" + labels + "}"
+		}
+		fmt.Fprintf(&b, "# HELP %s %s\n# TYPE %s %s\n%s%s %s\n", name, help, name, typ, name, labels,
+			strconv.FormatFloat(v, 'g', -1, 64))
+	}
+	switch s.cfg.Kind {
+	case "vllm":
+		l := `engine="0",model_name="` + model + `"`
+		metric("vllm:num_requests_running", "gauge", "Number of requests in model execution batches.", l, float64(running))
+		metric("vllm:num_requests_waiting", "gauge", "Number of requests waiting to be processed.", l, float64(waiting))
+		metric("vllm:kv_cache_usage_perc", "gauge", "KV-cache usage. 1 means 100 percent usage.", l, kvFrac)
+		metric("vllm:prompt_tokens_total", "counter", "Number of prefill tokens processed.", l, float64(prompt))
+		metric("vllm:generation_tokens_total", "counter", "Number of generation tokens processed.", l, float64(gen))
+		metric("vllm:request_success_total", "counter", "Count of successfully processed requests.",
+			`engine="0",finished_reason="length",model_name="`+model+`"`, float64(ok))
+		metric("vllm:cache_config_info", "gauge", "Information of the LLMEngine CacheConfig",
+			`block_size="`+strconv.Itoa(blockSize)+`",cache_dtype="auto",enable_prefix_caching="True",engine="0",gpu_memory_utilization="0.9",num_cpu_blocks="0",num_gpu_blocks="`+
+				strconv.Itoa((s.kvCapacity()+blockSize-1)/blockSize)+`"`, 1)
+	case "llamacpp":
+		metric("llamacpp:prompt_tokens_total", "counter", "Number of prompt tokens processed.", "", float64(prompt))
+		metric("llamacpp:tokens_predicted_total", "counter", "Number of generation tokens processed.", "", float64(gen))
+		metric("llamacpp:requests_processing", "gauge", "Number of requests processing.", "", float64(running))
+		metric("llamacpp:requests_deferred", "gauge", "Number of requests deferred.", "", float64(waiting))
+		metric("llamacpp:kv_cache_usage_ratio", "gauge", "KV-cache usage. 1 means 100 percent usage.", "", kvFrac)
+	case "sglang":
+		l := `model_name="` + model + `"`
+		metric("sglang:num_running_reqs", "gauge", "The number of running requests.", l, float64(running))
+		metric("sglang:num_queue_reqs", "gauge", "The number of requests in the waiting queue.", l, float64(waiting))
+		metric("sglang:token_usage", "gauge", "The token usage.", l, kvFrac)
+		metric("sglang:prompt_tokens_total", "counter", "Number of prefill tokens processed.", l, float64(prompt))
+		metric("sglang:generation_tokens_total", "counter", "Number of generation tokens processed.", l, float64(gen))
+	default:
+		http.NotFound(w, r)
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+	_, _ = io.WriteString(w, b.String())
+}
+
+// llamaSlots is the slot count llama.cpp reports (it always has at least one).
+func (s *Server) llamaSlots() int { return max(s.cfg.Slots, 1) }
+
+func (s *Server) serveLlamaProps(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, map[string]any{
+		"default_generation_settings": map[string]any{
+			"id":     0,
+			"n_ctx":  s.maxModelLen(),
+			"params": map[string]any{"n_predict": -1},
+		},
+		"total_slots": s.llamaSlots(),
+		"model_path":  s.cfg.Model + ".gguf",
+		"build_info":  "enginetest",
+	})
+}
+
+func (s *Server) serveLlamaSlots(w http.ResponseWriter, r *http.Request) {
+	running, _, _ := s.sched.state()
+	slots := make([]map[string]any, s.llamaSlots())
+	for i := range slots {
+		slots[i] = map[string]any{"id": i, "n_ctx": s.maxModelLen(), "is_processing": i < running}
+	}
+	writeJSON(w, slots)
+}
+
+func (s *Server) serveLlamaTokenize(w http.ResponseWriter, r *http.Request) {
+	var q struct {
+		Content string `json:"content"`
+	}
+	if err := json.NewDecoder(io.LimitReader(r.Body, maxBody)).Decode(&q); err != nil {
+		writeError(w, http.StatusBadRequest, "invalid_request_error", "invalid /tokenize body: "+err.Error())
+		return
+	}
+	n := CountTokens(q.Content)
+	tokens := make([]int, n)
+	for i := range tokens {
+		tokens[i] = 1000 + i%1000
+	}
+	writeJSON(w, map[string]any{"tokens": tokens})
+}
+
+func (s *Server) serveSGLangInfo(w http.ResponseWriter, r *http.Request) {
+	info := map[string]any{
+		"model_path":           s.cfg.Model,
+		"context_length":       s.maxModelLen(),
+		"max_total_num_tokens": s.kvCapacity(),
+		"version":              "enginetest",
+	}
+	if s.cfg.Slots > 0 {
+		info["max_running_requests"] = s.cfg.Slots
+	}
+	writeJSON(w, info)
+}

@@ -1,0 +1,393 @@
+package record
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"unicode/utf8"
+)
+
+// maxEventBytes bounds one SSE event so that a server that never sends a blank line
+// cannot make the recorder buffer without limit.
+const maxEventBytes = 16 << 20
+
+// errEventTooLarge is returned when one event exceeds maxEventBytes.
+var errEventTooLarge = errors.New("SSE event larger than 16 MiB")
+
+// sseReader reads Server-Sent Events (the `text/event-stream` framing) from a
+// response body. It understands LF and CRLF line ends (and a lone CR inside a line),
+// `:` comment lines, multi-line `data:` fields and the `event:` field, which is all
+// that OpenAI-compatible servers use. It allocates only when an event outgrows its
+// buffers, so that thousands of concurrent streams stay cheap.
+type sseReader struct {
+	br      *bufio.Reader
+	data    []byte // data of the event being assembled, lines joined by '\n'
+	hasData bool   // a data field was seen (the data may still be empty)
+	event   []byte // value of the last event: field
+	long    []byte // assembles a line longer than the bufio buffer
+	rest    []byte // the part of a line after a lone CR, processed next
+	restOff int
+	hasRest bool
+	pending bool // the stream ended; the next call returns io.EOF
+}
+
+func newSSEReader(r io.Reader) *sseReader {
+	return &sseReader{br: bufio.NewReaderSize(r, 4096)}
+}
+
+// reset prepares the reader for a new stream, keeping its buffers.
+func (s *sseReader) reset(r io.Reader) {
+	s.br.Reset(r)
+	s.data = s.data[:0]
+	s.event = s.event[:0]
+	s.hasData = false
+	s.hasRest = false
+	s.pending = false
+}
+
+// next returns the next event's name (empty for the default "message") and data. The
+// slices are valid until the following call. At the end of the stream it returns
+// io.EOF; an event whose final blank line is missing at EOF is still returned first,
+// because real servers end streams without it. Other read errors are returned as is.
+func (s *sseReader) next() (event, data []byte, err error) {
+	for {
+		if s.pending {
+			return nil, nil, io.EOF
+		}
+		var line []byte
+		var rerr error
+		fromRest := s.hasRest
+		if fromRest {
+			line, s.hasRest = s.rest[s.restOff:], false
+		} else {
+			line, rerr = s.readLine()
+			if rerr != nil && rerr != io.EOF {
+				return nil, nil, rerr
+			}
+			if rerr == io.EOF && len(line) == 0 {
+				if s.hasData {
+					s.pending = true
+					return s.dispatch()
+				}
+				return nil, nil, io.EOF
+			}
+		}
+		// A lone CR also ends a line (the SSE spec allows CR alone): keep the rest of
+		// the physical line for the next round.
+		if i := bytes.IndexByte(line, '\r'); i >= 0 {
+			if fromRest {
+				s.restOff += i + 1
+			} else {
+				s.rest = append(s.rest[:0], line[i+1:]...)
+				s.restOff = 0
+			}
+			s.hasRest = true
+			line = line[:i]
+		}
+		if rerr == io.EOF && !s.hasRest {
+			// The stream ended right after this line, without its newline.
+			s.field(line)
+			s.pending = true
+			if s.hasData {
+				return s.dispatch()
+			}
+			return nil, nil, io.EOF
+		}
+		if s.field(line) {
+			if s.hasData {
+				return s.dispatch()
+			}
+			s.event = s.event[:0] // a blank line ends an event without data: drop it
+		}
+	}
+}
+
+// dispatch returns the assembled event and starts a new one.
+func (s *sseReader) dispatch() (event, data []byte, err error) {
+	data = s.data
+	if n := len(data); n > 0 && data[n-1] == '\n' {
+		data = data[:n-1]
+	}
+	// The buffers are reused by later calls, which is why the slices handed out are
+	// only valid until then.
+	event = s.event
+	s.data = s.data[:0]
+	s.event = s.event[:0]
+	s.hasData = false
+	return event, data, nil
+}
+
+// field processes one line; it reports whether the line was blank (end of event).
+func (s *sseReader) field(line []byte) bool {
+	if len(line) == 0 {
+		return true
+	}
+	if line[0] == ':' {
+		return false // comment (keep-alive)
+	}
+	name, value := line, []byte(nil)
+	if i := bytes.IndexByte(line, ':'); i >= 0 {
+		name, value = line[:i], line[i+1:]
+		if len(value) > 0 && value[0] == ' ' {
+			value = value[1:]
+		}
+	}
+	switch string(name) {
+	case "data":
+		s.data = append(s.data, value...)
+		s.data = append(s.data, '\n')
+		s.hasData = true
+	case "event":
+		s.event = append(s.event[:0], value...)
+	}
+	return false
+}
+
+// readLine returns the next line without its LF (and a CR right before it). The
+// returned slice is only valid until the next call.
+func (s *sseReader) readLine() ([]byte, error) {
+	line, err := s.br.ReadSlice('\n')
+	if err == bufio.ErrBufferFull {
+		s.long = append(s.long[:0], line...)
+		for err == bufio.ErrBufferFull {
+			line, err = s.br.ReadSlice('\n')
+			s.long = append(s.long, line...)
+			if len(s.long)+len(s.data) > maxEventBytes {
+				return nil, errEventTooLarge
+			}
+		}
+		line = s.long
+	}
+	if len(s.data) > maxEventBytes {
+		return nil, errEventTooLarge
+	}
+	n := len(line)
+	if n > 0 && line[n-1] == '\n' {
+		n--
+		if n > 0 && line[n-1] == '\r' {
+			n--
+		}
+	}
+	return line[:n], err
+}
+
+// chunk is what one SSE event of a completion stream says, as the recorder needs it.
+type chunk struct {
+	Done      bool // the `[DONE]` sentinel
+	Content   bool // carries answer text (chat content, completions text, tool calls)
+	Reasoning bool // carries reasoning text (reasoning_content / reasoning / thinking)
+	// Finish is the finish_reason when this chunk carries one.
+	Finish string
+	// Usage is set when the chunk carries a usage object (its own chunk, the finish
+	// chunk, or every chunk with vLLM's continuous usage stats; the last one wins).
+	Usage *usage
+	// Err is set when the chunk reports an error: an `event: error` event or a
+	// top-level `error` object. The request then failed.
+	Err string
+}
+
+// usage is a server's token accounting for one request. Nil fields were absent.
+type usage struct {
+	PromptTokens     *int32
+	CompletionTokens *int32
+	ReasoningTokens  *int32
+	CachedTokens     *int32
+}
+
+// wire types for encoding/json: only the fields the recorder reads, so that the
+// decoder skips everything else without allocating for it.
+type wireChunk struct {
+	Choices []wireChoice    `json:"choices"`
+	Usage   *wireUsage      `json:"usage"`
+	Error   json.RawMessage `json:"error"`
+}
+
+type wireChoice struct {
+	Delta        *wireDelta `json:"delta"`
+	Text         *string    `json:"text"`
+	FinishReason *string    `json:"finish_reason"`
+}
+
+type wireDelta struct {
+	Content          json.RawMessage `json:"content"`
+	ReasoningContent *string         `json:"reasoning_content"`
+	Reasoning        *string         `json:"reasoning"`
+	ToolCalls        json.RawMessage `json:"tool_calls"`
+}
+
+type wireUsage struct {
+	PromptTokens            *float64 `json:"prompt_tokens"`
+	CompletionTokens        *float64 `json:"completion_tokens"`
+	CompletionTokensDetails *struct {
+		ReasoningTokens *float64 `json:"reasoning_tokens"`
+	} `json:"completion_tokens_details"`
+	PromptTokensDetails *struct {
+		CachedTokens *float64 `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
+	// DeepSeek reports cache hits here instead of prompt_tokens_details.
+	PromptCacheHitTokens *float64 `json:"prompt_cache_hit_tokens"`
+}
+
+type wirePart struct {
+	Type     string          `json:"type"`
+	Text     string          `json:"text"`
+	Thinking json.RawMessage `json:"thinking"`
+}
+
+type wireError struct {
+	Message string          `json:"message"`
+	Type    string          `json:"type"`
+	Code    json.RawMessage `json:"code"`
+}
+
+var doneSentinel = []byte("[DONE]")
+
+// decodeChunk classifies one SSE event of a completion stream. event is the SSE
+// event name (empty for ordinary data events). A data payload that is not valid JSON
+// is an error: the caller records the request as failed with it.
+func decodeChunk(event, data []byte) (chunk, error) {
+	var c chunk
+	trimmed := bytes.TrimSpace(data)
+	if bytes.Equal(trimmed, doneSentinel) {
+		c.Done = true
+		return c, nil
+	}
+	if string(event) == "error" {
+		c.Err = errorText(trimmed)
+		return c, nil
+	}
+	if len(trimmed) == 0 {
+		return c, nil // an empty data event carries nothing
+	}
+	var w wireChunk
+	if err := json.Unmarshal(trimmed, &w); err != nil {
+		return c, fmt.Errorf("malformed chunk: %v (data %q)", err, truncate(string(trimmed), 80))
+	}
+	for i := range w.Choices {
+		ch := &w.Choices[i]
+		if ch.Text != nil && *ch.Text != "" {
+			c.Content = true
+		}
+		if d := ch.Delta; d != nil {
+			if (d.ReasoningContent != nil && *d.ReasoningContent != "") || (d.Reasoning != nil && *d.Reasoning != "") {
+				c.Reasoning = true
+			}
+			content, reasoning := classifyContent(d.Content)
+			c.Content = c.Content || content
+			c.Reasoning = c.Reasoning || reasoning
+			if len(d.ToolCalls) > 0 && !isJSONNull(d.ToolCalls) && string(d.ToolCalls) != "[]" {
+				// A tool call is generated output like answer text.
+				c.Content = true
+			}
+		}
+		if ch.FinishReason != nil && *ch.FinishReason != "" {
+			c.Finish = *ch.FinishReason
+		}
+	}
+	if u := w.Usage; u != nil {
+		c.Usage = &usage{
+			PromptTokens:     toInt32(u.PromptTokens),
+			CompletionTokens: toInt32(u.CompletionTokens),
+		}
+		if u.CompletionTokensDetails != nil {
+			c.Usage.ReasoningTokens = toInt32(u.CompletionTokensDetails.ReasoningTokens)
+		}
+		if u.PromptTokensDetails != nil {
+			c.Usage.CachedTokens = toInt32(u.PromptTokensDetails.CachedTokens)
+		}
+		if c.Usage.CachedTokens == nil {
+			c.Usage.CachedTokens = toInt32(u.PromptCacheHitTokens)
+		}
+	}
+	if len(w.Error) > 0 && !isJSONNull(w.Error) {
+		c.Err = errorText(w.Error)
+	}
+	return c, nil
+}
+
+// classifyContent reports whether a chat delta's content (a string, null, or an
+// array of typed parts as Mistral sends) carries answer text and/or reasoning.
+func classifyContent(raw json.RawMessage) (content, reasoning bool) {
+	if len(raw) == 0 || isJSONNull(raw) {
+		return false, false
+	}
+	switch raw[0] {
+	case '"':
+		// Any string other than "" carries text; decoding it is not needed.
+		return len(raw) > 2, false
+	case '[':
+		var parts []wirePart
+		if json.Unmarshal(raw, &parts) != nil {
+			return true, false // unknown shape, but something arrived
+		}
+		for _, p := range parts {
+			switch p.Type {
+			case "thinking", "reasoning":
+				if len(p.Thinking) > 0 && !isJSONNull(p.Thinking) && string(p.Thinking) != "[]" && string(p.Thinking) != `""` {
+					reasoning = true
+				} else if p.Text != "" {
+					reasoning = true
+				}
+			default:
+				if p.Text != "" {
+					content = true
+				}
+			}
+		}
+		return content, reasoning
+	}
+	return true, false
+}
+
+// errorText renders an error payload (an OpenAI error object, a string, or anything)
+// as a short message.
+func errorText(raw []byte) string {
+	raw = bytes.TrimSpace(raw)
+	var wrapped struct {
+		Error json.RawMessage `json:"error"`
+	}
+	if json.Unmarshal(raw, &wrapped) == nil && len(wrapped.Error) > 0 && !isJSONNull(wrapped.Error) {
+		raw = wrapped.Error
+	}
+	var e wireError
+	if json.Unmarshal(raw, &e) == nil && e.Message != "" {
+		msg := e.Message
+		code := string(bytes.Trim(e.Code, `"`))
+		if code != "" && code != "null" {
+			msg = code + ": " + msg
+		} else if e.Type != "" {
+			msg = e.Type + ": " + msg
+		}
+		return "server error: " + msg
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return "server error: " + s
+	}
+	return "server error: " + string(raw)
+}
+
+func isJSONNull(raw []byte) bool { return string(bytes.TrimSpace(raw)) == "null" }
+
+func toInt32(f *float64) *int32 {
+	if f == nil {
+		return nil
+	}
+	v := int32(*f)
+	return &v
+}
+
+// truncate shortens s to at most n bytes without splitting a UTF-8 sequence.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut]
+}

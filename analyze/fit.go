@@ -1,0 +1,129 @@
+package analyze
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/optimize"
+)
+
+// Point is one measured (concurrency, throughput) pair.
+type Point struct{ N, X float64 }
+
+// USLThroughput is X(N) = λN / (1 + σ(N−1) + κN(N−1)).
+func USLThroughput(sigma, kappa, lambda, n float64) float64 {
+	return lambda * n / (1 + sigma*(n-1) + kappa*n*(n-1))
+}
+
+// Throughput evaluates the fitted curve at concurrency n.
+func (f USLFit) Throughput(n float64) float64 { return USLThroughput(f.Sigma, f.Kappa, f.Lambda, n) }
+
+// USLCurve samples the fitted curve at steps points from 1 to maxN, for plotting.
+func USLCurve(f USLFit, maxN float64, steps int) []Point {
+	if steps < 2 || maxN <= 1 {
+		return []Point{{1, f.Throughput(1)}}
+	}
+	out := make([]Point, steps)
+	for i := range out {
+		n := 1 + (maxN-1)*float64(i)/float64(steps-1)
+		out[i] = Point{n, f.Throughput(n)}
+	}
+	return out
+}
+
+// FitUSL fits the Universal Scalability Law to (concurrency, throughput) points by
+// least squares on the throughput, with σ, κ ≥ 0 and λ > 0.
+//
+// For fixed σ and κ the model is linear in λ, so λ has a closed form
+// (Σ X·g / Σ g², g = N / (1+σ(N−1)+κN(N−1))) and only σ and κ are searched, by
+// gonum's Nelder-Mead on |σ| and |κ| (the absolute value keeps them non-negative
+// without a penalty), restarted once from its own result to polish the minimum. κ is
+// searched scaled by the largest N² so that both coordinates have comparable effect.
+func FitUSL(points []Point) (*USLFit, error) {
+	var pts []Point
+	maxN := 0.0
+	for _, p := range points {
+		if p.N > 0 && p.X > 0 && !math.IsNaN(p.X) && !math.IsInf(p.X, 0) {
+			pts = append(pts, p)
+			maxN = math.Max(maxN, p.N)
+		}
+	}
+	if len(pts) < 3 {
+		return nil, fmt.Errorf("USL fit needs at least 3 levels with throughput, have %d", len(pts))
+	}
+	distinct := map[float64]bool{}
+	for _, p := range pts {
+		distinct[p.N] = true
+	}
+	if len(distinct) < 3 {
+		return nil, errors.New("USL fit needs at least 3 distinct concurrency levels")
+	}
+	kScale := maxN * maxN
+	params := func(x []float64) (sigma, kappa float64) {
+		return math.Abs(x[0]), math.Abs(x[1]) / kScale
+	}
+	lambdaFor := func(sigma, kappa float64) float64 {
+		var num, den float64
+		for _, p := range pts {
+			g := p.N / (1 + sigma*(p.N-1) + kappa*p.N*(p.N-1))
+			num += p.X * g
+			den += g * g
+		}
+		return num / den
+	}
+	sse := func(x []float64) float64 {
+		sigma, kappa := params(x)
+		l := lambdaFor(sigma, kappa)
+		var s float64
+		for _, p := range pts {
+			r := p.X - USLThroughput(sigma, kappa, l, p.N)
+			s += r * r
+		}
+		return s
+	}
+	// Start from the best of a coarse grid, so that Nelder-Mead begins in the right basin.
+	best, start := math.Inf(1), []float64{0, 0}
+	for _, s := range []float64{0, 0.001, 0.01, 0.03, 0.1, 0.3, 0.6, 0.9} {
+		for _, k := range []float64{0, 0.01, 0.1, 0.3, 1, 3, 10} {
+			if v := sse([]float64{s, k}); v < best {
+				best, start = v, []float64{s, k}
+			}
+		}
+	}
+	problem := optimize.Problem{Func: sse}
+	settings := &optimize.Settings{
+		Converger:         &optimize.FunctionConverge{Absolute: 1e-14, Relative: 1e-14, Iterations: 200},
+		FuncEvaluations:   20000,
+		MajorIterations:   0,
+		GradientThreshold: 0,
+	}
+	x := start
+	for range 3 {
+		res, err := optimize.Minimize(problem, x, settings, &optimize.NelderMead{})
+		if err != nil && res == nil {
+			return nil, fmt.Errorf("USL fit: %w", err)
+		}
+		x = res.X
+	}
+	sigma, kappa := params(x)
+	f := &USLFit{Sigma: sigma, Kappa: kappa, Lambda: lambdaFor(sigma, kappa)}
+	if kappa > 0 && sigma < 1 {
+		n := math.Sqrt((1 - sigma) / kappa)
+		f.NMax = &n
+	}
+	var mean float64
+	for _, p := range pts {
+		mean += p.X
+	}
+	mean /= float64(len(pts))
+	var ssTot float64
+	for _, p := range pts {
+		ssTot += (p.X - mean) * (p.X - mean)
+	}
+	f.R2 = 1
+	if ssTot > 0 {
+		f.R2 = 1 - sse(x)/ssTot
+	}
+	return f, nil
+}

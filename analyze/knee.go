@@ -1,0 +1,112 @@
+package analyze
+
+import (
+	"math"
+	"sort"
+)
+
+// DefaultPlateauGain is the throughput gain per doubling of concurrency below which a
+// curve counts as flat: beyond the knee, doubling the offered concurrency buys less than
+// 10% more tokens per second while every user's latency grows. Linear scaling gains
+// 100% per doubling; a memory-bound decode that still batches well gains 30-90%.
+const DefaultPlateauGain = 0.10
+
+// PlateauKnee finds where adding concurrency stops adding throughput: the lowest level
+// N_i such that no higher level N_j beats X_i·(1+gain)^log2(N_j/N_i), i.e. from N_i on
+// every step gains less than gain per doubling, measured against N_i rather than step
+// by step so that a slow creep cannot hide the plateau and one noisy dip cannot fake
+// one. The last level cannot be a knee: a plateau needs a level beyond it. ok is false
+// when no plateau was reached in the tested range. pts must be sorted by N.
+func PlateauKnee(pts []Point, gain float64) (knee Point, ok bool) {
+	for i := 0; i < len(pts)-1; i++ {
+		if pts[i].X <= 0 {
+			continue
+		}
+		flat := true
+		for j := i + 1; j < len(pts); j++ {
+			if pts[j].N <= pts[i].N {
+				continue
+			}
+			limit := pts[i].X * math.Pow(1+gain, math.Log2(pts[j].N/pts[i].N))
+			if pts[j].X >= limit {
+				flat = false
+				break
+			}
+		}
+		if flat {
+			return pts[i], true
+		}
+	}
+	return Point{}, false
+}
+
+// Kneedle finds the knee of a concave increasing curve (Satopaa, Albrecht, Irwin and
+// Raghavan, "Finding a 'Kneedle' in a Haystack: Detecting Knee Points in System
+// Behavior", ICDCS workshops 2011), in its offline form as the kneed package implements
+// it: normalize x and y to [0,1], take the difference curve y_n − x_n, and declare the
+// knee at a local maximum of the difference once the curve falls below that maximum
+// minus S × the mean x step before the next local maximum. The paper's smoothing step
+// is left out: levels are few and already averages. ok is false when no knee is found
+// (for example when the curve is still rising at its last point).
+func Kneedle(x, y []float64, s float64) (knee float64, ok bool) {
+	n := len(x)
+	if n < 3 || len(y) != n {
+		return 0, false
+	}
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return x[idx[a]] < x[idx[b]] })
+	xs, ys := make([]float64, n), make([]float64, n)
+	for i, j := range idx {
+		xs[i], ys[i] = x[j], y[j]
+	}
+	xn, yn := normalize(xs), normalize(ys)
+	if xn == nil || yn == nil {
+		return 0, false
+	}
+	d := make([]float64, n)
+	for i := range d {
+		d[i] = yn[i] - xn[i]
+	}
+	// Mean step of the normalized x is 1/(n−1).
+	step := 1 / float64(n-1)
+	threshold := math.NaN()
+	maxAt := -1
+	for i := 1; i < n; i++ {
+		if i < n-1 && d[i] > d[i-1] && d[i] > d[i+1] {
+			// A new local maximum resets the threshold.
+			maxAt = i
+			threshold = d[i] - s*step
+			continue
+		}
+		if maxAt < 0 {
+			continue
+		}
+		if i < n-1 && d[i] < d[i-1] && d[i] < d[i+1] {
+			// A local minimum before the threshold was crossed: the curve turns up
+			// again, so the previous maximum was not the knee.
+			threshold = 0
+		}
+		if d[i] < threshold || threshold < 0 {
+			return xs[maxAt], true
+		}
+	}
+	return 0, false
+}
+
+func normalize(v []float64) []float64 {
+	lo, hi := v[0], v[0]
+	for _, a := range v {
+		lo, hi = math.Min(lo, a), math.Max(hi, a)
+	}
+	if hi == lo {
+		return nil
+	}
+	out := make([]float64, len(v))
+	for i, a := range v {
+		out[i] = (a - lo) / (hi - lo)
+	}
+	return out
+}

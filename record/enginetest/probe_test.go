@@ -1,0 +1,125 @@
+package enginetest
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+func TestModelsAndHealth(t *testing.T) {
+	s := New(Config{Model: `m"1`, MaxModelLen: 2048})
+	defer s.Close()
+	var models struct {
+		Object string
+		Data   []struct {
+			ID          string `json:"id"`
+			Object      string `json:"object"`
+			MaxModelLen int    `json:"max_model_len"`
+			OwnedBy     string `json:"owned_by"`
+		}
+	}
+	if err := json.Unmarshal([]byte(get(t, s.URL()+"/v1/models")), &models); err != nil {
+		t.Fatal(err)
+	}
+	if models.Object != "list" || len(models.Data) != 1 || models.Data[0].ID != `m"1` ||
+		models.Data[0].MaxModelLen != 2048 || models.Data[0].OwnedBy != "enginetest" || models.Data[0].Object != "model" {
+		t.Errorf("/v1/models: %+v", models)
+	}
+	get(t, s.URL()+"/health")
+	resp, err := http.Get(s.URL() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 404 {
+		t.Errorf("generic engine /metrics: status %d, want 404", resp.StatusCode)
+	}
+	// A model id that needs JSON escaping streams valid JSON.
+	body := chatBody("x", 2)
+	body["model"] = `m"1`
+	r := runStream(t, t.Context(), s.URL(), "/v1/chat/completions", body)
+	if !r.done || r.badJSON != 0 || r.tokens != 2 {
+		t.Errorf("stream with an escaped model id: %+v", r)
+	}
+}
+
+func TestProbeEndpoints(t *testing.T) {
+	tests := []struct {
+		kind string
+		path string
+		want []string // substrings of the response
+	}{
+		{"vllm", "/metrics", []string{
+			`vllm:cache_config_info{block_size="16",`, `num_gpu_blocks="512"} 1`,
+			`vllm:num_requests_running{engine="0",model_name="test-model"} 0`,
+			`vllm:num_requests_waiting{engine="0",model_name="test-model"} 0`,
+			`vllm:kv_cache_usage_perc{engine="0",model_name="test-model"} 0`,
+			`vllm:generation_tokens_total{engine="0",model_name="test-model"} 3`,
+			`vllm:prompt_tokens_total{engine="0",model_name="test-model"} 2`,
+			"# TYPE vllm:generation_tokens_total counter"}},
+		{"llamacpp", "/metrics", []string{"llamacpp:tokens_predicted_total 3", "llamacpp:prompt_tokens_total 2",
+			"llamacpp:requests_processing 0", "llamacpp:requests_deferred 0"}},
+		{"llamacpp", "/props", []string{`"n_ctx":1024`, `"total_slots":4`}},
+		{"llamacpp", "/slots", []string{`"id":3`, `"n_ctx":1024`}},
+		{"sglang", "/get_server_info", []string{`"max_total_num_tokens":8192`, `"context_length":1024`}},
+		{"sglang", "/metrics", []string{"sglang:num_running_reqs", "sglang:generation_tokens_total{model_name=\"test-model\"} 3"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.kind+tc.path, func(t *testing.T) {
+			s := New(Config{Kind: tc.kind, KVTokens: 8192, Slots: 4, MaxModelLen: 1024})
+			defer s.Close()
+			r := runStream(t, t.Context(), s.URL(), "/v1/chat/completions", chatBody("a b", 3))
+			if !r.done {
+				t.Fatalf("stream: %+v", r)
+			}
+			got := get(t, s.URL()+tc.path)
+			for _, w := range tc.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("%s lacks %q:\n%s", tc.path, w, got)
+				}
+			}
+		})
+	}
+}
+
+func TestLlamaTokenize(t *testing.T) {
+	s := New(Config{Kind: "llamacpp"})
+	defer s.Close()
+	resp, err := http.Post(s.URL()+"/tokenize", "application/json", bytes.NewReader([]byte(`{"content":"one two  three\nfour"}`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out struct{ Tokens []int }
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Tokens) != 4 {
+		t.Errorf("tokenize gave %d tokens, want 4", len(out.Tokens))
+	}
+}
+
+func TestStartRejectsBadConfig(t *testing.T) {
+	for _, cfg := range []Config{{Kind: "tgi"}, {ReasoningField: "thinking"}, {Slots: -1}, {TTFT: -1}} {
+		if s, err := Start(cfg); err == nil {
+			s.Close()
+			t.Errorf("Start(%+v) accepted a bad config", cfg)
+		}
+	}
+}
+
+func TestCountTokens(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want int
+	}{
+		{"", 0}, {"   ", 0}, {"a", 1}, {" a  b\tc\n", 3}, {"tok tok tok ", 3},
+		{"héllo wörld", 2}, {"a\u00a0b", 2}, {"a\u2003b\u3000c", 3}, {"x\r\ny", 2},
+	} {
+		if got, want := CountTokens(tc.in), len(strings.Fields(tc.in)); got != tc.want || got != want {
+			t.Errorf("CountTokens(%q) = %d, want %d (strings.Fields: %d)", tc.in, got, tc.want, want)
+		}
+	}
+}

@@ -1,10 +1,5 @@
 package analyze
 
-import (
-	"context"
-	"errors"
-)
-
 // Options configure an analysis. The zero value analyzes without SLOs and without a
 // hardware model (the capacity then comes only from what the server revealed).
 type Options struct {
@@ -30,9 +25,4 @@ type Options struct {
 	// TimelineLevel picks the level drawn on the per-request timeline (-1 = the level
 	// nearest the realistic ceiling).
 	TimelineLevel int
-}
-
-// Analyze loads each source (a trace file or a RUN.parts directory) and analyzes it.
-func Analyze(ctx context.Context, sources []string, opt Options) (*Analysis, error) {
-	return nil, errors.New("analyze: not implemented yet")
 }

@@ -1,0 +1,254 @@
+package analyze
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+)
+
+// metricPointsMax is the most points kept per server metric series for plotting.
+const metricPointsMax = 1000
+
+// Analyze loads each source (a trace file or a RUN.parts directory) and analyzes it.
+// A source holding several runs (concatenated traces, told apart by run_id) gives
+// one Run each.
+func Analyze(ctx context.Context, sources []string, opt Options) (*Analysis, error) {
+	if len(sources) == 0 {
+		return nil, errors.New("analyze: no trace given")
+	}
+	a := &Analysis{Schema: Schema, Runs: []Run{}}
+	for _, name := range sources {
+		runs, err := analyzeSource(ctx, name, opt)
+		if err != nil {
+			return nil, err
+		}
+		a.Runs = append(a.Runs, runs...)
+	}
+	return a, nil
+}
+
+// analyzeSource runs both passes over one source and assembles its runs.
+func analyzeSource(ctx context.Context, name string, opt Options) ([]Run, error) {
+	src, err := openSource(name)
+	if err != nil {
+		return nil, err
+	}
+	wp := newWindowPass()
+	for _, f := range src.files {
+		if err := scanTrace(ctx, f, windowColumns(), wp.batch); err != nil {
+			return nil, err
+		}
+	}
+	sp := newStatsPass(opt.SLO, wp.levels)
+	for _, f := range src.files {
+		if err := scanTrace(ctx, f, statsColumns(), sp.batch); err != nil {
+			return nil, err
+		}
+	}
+
+	var metrics []MetricSeries
+	var metricsErr error
+	if src.sidecar != "" {
+		m, err := loadMetrics(ctx, src.sidecar)
+		if err != nil {
+			metricsErr = err
+		} else {
+			metrics = thinMetrics(m, src.meta.Started.UnixNano())
+		}
+	}
+
+	ids := wp.runs
+	if len(ids) == 0 {
+		ids = []string{src.meta.RunID}
+	}
+	var runs []Run
+	for _, id := range ids {
+		acc := sp.runs[id]
+		if acc == nil {
+			acc = &runAcc{id: id, levels: map[int32]*levelAcc{}}
+		}
+		// The file metadata describes the run it was written for; other runs
+		// concatenated into the same file get only their rows.
+		own := id == src.meta.RunID || len(ids) == 1
+		r, err := buildRun(src, acc, own, opt)
+		if err != nil {
+			return nil, err
+		}
+		if own {
+			r.Metrics = metrics
+			if metricsErr != nil {
+				r.Warnings = append(r.Warnings, fmt.Sprintf("server metrics not read: %v", metricsErr))
+			}
+		}
+		runs = append(runs, *r)
+	}
+	return runs, nil
+}
+
+// buildRun turns one run's accumulators into its Run: levels, data warnings, then
+// the capacity model, fits and ceilings (modelRun), then the timeline.
+func buildRun(src *source, acc *runAcc, own bool, opt Options) (*Run, error) {
+	r := &Run{RunID: acc.id, Source: src.name, Levels: []Level{}, Warnings: []string{}, SLO: opt.SLO}
+	var facts ServerFacts
+	metaLevels := map[int]*levelMeta{}
+	if own {
+		r.Model = src.meta.Target.Model
+		r.Info = src.rawMeta
+		r.Server = src.meta.Server
+		var sm serverMeta
+		if len(src.meta.Server) > 0 {
+			if err := json.Unmarshal(src.meta.Server, &sm); err != nil {
+				return nil, fmt.Errorf("reading %s: decoding the server facts: %w", src.name, err)
+			}
+		}
+		facts = ServerFacts{Kind: sm.Kind, KVCapacityTokens: sm.KVCapacityTokens, MaxModelLen: sm.MaxModelLen, Slots: sm.Slots}
+		for i := range src.meta.Levels {
+			metaLevels[src.meta.Levels[i].Level] = &src.meta.Levels[i]
+		}
+	}
+	if len(r.Server) == 0 {
+		r.Server = json.RawMessage("null")
+	}
+
+	keys := make([]int32, 0, len(acc.levels))
+	for k := range acc.levels {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		l := acc.levels[k]
+		lv := l.finish(k, opt.SLO)
+		r.Levels = append(r.Levels, lv)
+		r.Warnings = append(r.Warnings, l.warnings(lv, metaLevels[int(k)])...)
+	}
+	if len(r.Levels) == 0 {
+		r.Warnings = append(r.Warnings, "the trace holds no measured (non-warm-up) requests")
+	}
+
+	var work WorkloadTokens
+	if n := len(acc.work); n > 0 {
+		var sum float64
+		for _, v := range acc.work {
+			sum += v
+		}
+		sort.Float64s(acc.work)
+		work = WorkloadTokens{Mean: sum / float64(n), P99: percentileSorted(acc.work, 99)}
+	}
+	if err := modelRun(r, facts, work, opt); err != nil {
+		return nil, fmt.Errorf("analyzing %s: %w", src.name, err)
+	}
+	if r.Warnings == nil {
+		r.Warnings = []string{}
+	}
+
+	if k, ok := timelineLevel(r, opt.TimelineLevel); ok {
+		l := acc.levels[k]
+		tl := &Timeline{Level: int(k), Total: l.requests, Thinned: l.timelineThinned, Requests: l.timeline}
+		sort.SliceStable(tl.Requests, func(i, j int) bool { return tl.Requests[i].Sent < tl.Requests[j].Sent })
+		if tl.Requests == nil {
+			tl.Requests = []TimelineRequest{}
+		}
+		r.Timeline = tl
+	} else if opt.TimelineLevel >= 0 {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("no level %d to draw on the timeline", opt.TimelineLevel))
+	}
+	return r, nil
+}
+
+// timelineLevel picks the level drawn on the timeline: the one asked for, else the
+// one whose concurrency is nearest the realistic ceiling, else the one with the
+// highest windowed throughput.
+func timelineLevel(r *Run, want int) (int32, bool) {
+	if len(r.Levels) == 0 {
+		return 0, false
+	}
+	if want >= 0 {
+		for _, l := range r.Levels {
+			if l.Level == want {
+				return int32(want), true
+			}
+		}
+		return 0, false
+	}
+	best := r.Levels[0]
+	if c := r.Ceiling.Concurrency; c != nil {
+		for _, l := range r.Levels[1:] {
+			if math.Abs(float64(l.Concurrency)-*c) < math.Abs(float64(best.Concurrency)-*c) {
+				best = l
+			}
+		}
+		return int32(best.Level), true
+	}
+	for _, l := range r.Levels[1:] {
+		if l.OutputTokS > best.OutputTokS {
+			best = l
+		}
+	}
+	return int32(best.Level), true
+}
+
+// thinMetrics turns the sidecar's selected series into plot series: gauges as they
+// are, counters as per-second rates between scrapes, times in seconds from start
+// (the run's start, or the first scrape), at most metricPointsMax points each.
+func thinMetrics(m map[[2]string][]metricPoint, startNs int64) []MetricSeries {
+	if len(m) == 0 {
+		return nil
+	}
+	if startNs <= 0 {
+		startNs = math.MaxInt64
+		for _, pts := range m {
+			for _, p := range pts {
+				startNs = min(startNs, p.ts)
+			}
+		}
+	}
+	keys := make([][2]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i][0] != keys[j][0] {
+			return keys[i][0] < keys[j][0]
+		}
+		return keys[i][1] < keys[j][1]
+	})
+	var out []MetricSeries
+	for _, k := range keys {
+		pts := m[k]
+		sort.Slice(pts, func(i, j int) bool { return pts[i].ts < pts[j].ts })
+		s := MetricSeries{Name: k[0], Labels: k[1]}
+		var series [][2]float64
+		if metricKind(k[0]) == "counter" {
+			s.Name = "rate(" + k[0] + ")"
+			for i := 1; i < len(pts); i++ {
+				dt := float64(pts[i].ts-pts[i-1].ts) / 1e9
+				dv := pts[i].value - pts[i-1].value
+				if dt <= 0 || dv < 0 { // same scrape, or a counter reset
+					continue
+				}
+				series = append(series, [2]float64{float64(pts[i].ts-startNs) / 1e9, dv / dt})
+			}
+		} else {
+			for _, p := range pts {
+				series = append(series, [2]float64{float64(p.ts-startNs) / 1e9, p.value})
+			}
+		}
+		if len(series) == 0 {
+			continue
+		}
+		if every := (len(series) + metricPointsMax - 1) / metricPointsMax; every > 1 {
+			thin := series[:0]
+			for i := 0; i < len(series); i += every {
+				thin = append(thin, series[i])
+			}
+			series = thin
+		}
+		s.Points = series
+		out = append(out, s)
+	}
+	return out
+}

@@ -1,0 +1,444 @@
+package analyze
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+	"github.com/apache/arrow/go/v17/parquet"
+	"github.com/apache/arrow/go/v17/parquet/file"
+	"github.com/apache/arrow/go/v17/parquet/pqarrow"
+)
+
+// Loading: traces are read with Arrow record batches of batchRows rows, one batch at
+// a time, so memory is bounded by the batch size (and one column chunk's read
+// buffer), never by the file size. The Parquet file is the contract with the
+// recorder: this file does not import package record, and decodes the metadata JSON
+// into its own small structs.
+
+// Trace metadata keys and the newest schema version this package reads.
+const (
+	metaSchemaVersion = "ceiling.schema_version"
+	metaRun           = "ceiling.run"
+	maxSchemaVersion  = 1
+)
+
+// batchRows is the number of rows per Arrow record batch. 16k rows of 100 chunk gaps
+// are about 6.4 MB of gap values.
+const batchRows = 16 << 10
+
+// readBufferBytes is the buffered-stream size for column chunks, so that a large
+// column chunk is not read into memory whole.
+const readBufferBytes = 1 << 20
+
+// colSpec is one trace column and the Arrow type analyze expects it to have.
+type colSpec struct {
+	name string
+	typ  arrow.Type
+	list bool // a list whose elements have typ
+}
+
+// Column names of schema version 1.
+const (
+	colRunID          = "run_id"
+	colLevel          = "level"
+	colConcurrency    = "concurrency"
+	colRate           = "rate"
+	colWorker         = "worker"
+	colWarmup         = "warmup"
+	colScheduledNs    = "scheduled_ns"
+	colSentNs         = "sent_ns"
+	colFirstTokenNs   = "first_token_ns"
+	colFirstContentNs = "first_content_ns"
+	colEndNs          = "end_ns"
+	colChunkGapsUs    = "chunk_gaps_us"
+	colPromptTokens   = "prompt_tokens"
+	colOutputTokens   = "output_tokens"
+	colTokensSource   = "tokens_source"
+	colTargetPrompt   = "target_prompt_tokens"
+	colStatus         = "status"
+	colError          = "error"
+)
+
+// windowColumns are what the first pass (steady-state windows) reads: no chunk gaps,
+// so it is cheap.
+func windowColumns() []colSpec {
+	return []colSpec{
+		{colRunID, arrow.STRING, false},
+		{colLevel, arrow.INT32, false},
+		{colConcurrency, arrow.INT32, false},
+		{colRate, arrow.FLOAT64, false},
+		{colWorker, arrow.INT32, false},
+		{colWarmup, arrow.BOOL, false},
+		{colScheduledNs, arrow.INT64, false},
+		{colSentNs, arrow.INT64, false},
+		{colEndNs, arrow.INT64, false},
+	}
+}
+
+// statsColumns are what the second pass (per-level statistics) reads.
+func statsColumns() []colSpec {
+	return append(windowColumns(),
+		colSpec{colFirstTokenNs, arrow.INT64, false},
+		colSpec{colFirstContentNs, arrow.INT64, false},
+		colSpec{colChunkGapsUs, arrow.INT32, true},
+		colSpec{colPromptTokens, arrow.INT32, false},
+		colSpec{colOutputTokens, arrow.INT32, false},
+		colSpec{colTokensSource, arrow.STRING, false},
+		colSpec{colTargetPrompt, arrow.INT32, false},
+		colSpec{colStatus, arrow.INT32, false},
+		colSpec{colError, arrow.STRING, false},
+	)
+}
+
+// runMeta is the part of the ceiling.run metadata JSON that analyze uses.
+type runMeta struct {
+	RunID   string    `json:"run_id"`
+	Started time.Time `json:"started"`
+	Target  struct {
+		Model string `json:"model"`
+	} `json:"target"`
+	Plan struct {
+		Mode string `json:"mode"`
+	} `json:"plan"`
+	Server json.RawMessage `json:"server"`
+	Levels []levelMeta     `json:"levels"`
+}
+
+// serverMeta is what the server revealed about itself (ceiling.run "server").
+type serverMeta struct {
+	Kind             string `json:"kind"`
+	MaxModelLen      *int64 `json:"max_model_len"`
+	KVCapacityTokens *int64 `json:"kv_capacity_tokens"`
+	Slots            *int64 `json:"slots"`
+}
+
+// levelMeta is how the recorder says one level ran.
+type levelMeta struct {
+	Level         int     `json:"level"`
+	Concurrency   int     `json:"concurrency"`
+	Rate          float64 `json:"rate"`
+	ClientCPUUtil float64 `json:"client_cpu_util"`
+	SendLagP99S   float64 `json:"send_lag_p99_s"`
+}
+
+// source is one thing the user named: a trace file or a RUN.parts directory, with
+// the files to read and the run metadata found in them.
+type source struct {
+	name    string   // as the user gave it
+	files   []string // trace files (one, or the sealed parts in order)
+	sidecar string   // RUN.metrics.parquet, "" when absent
+	meta    runMeta
+	rawMeta json.RawMessage // the ceiling.run JSON of the newest file, passed through
+}
+
+// openSource resolves name into the trace files to read and checks that each is a
+// ceiling trace this package can read.
+func openSource(name string) (*source, error) {
+	st, err := os.Stat(name)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", name, err)
+	}
+	src := &source{name: name}
+	base := name
+	if st.IsDir() {
+		parts, err := listParts(name)
+		if err != nil {
+			return nil, err
+		}
+		src.files = parts
+		base = strings.TrimSuffix(filepath.Clean(name), ".parts")
+	} else {
+		src.files = []string{name}
+	}
+	// The metrics sidecar of RUN (or of RUN.parts) is RUN minus .parquet plus
+	// .metrics.parquet, beside it.
+	side := strings.TrimSuffix(base, ".parquet") + ".metrics.parquet"
+	if _, err := os.Stat(side); err == nil {
+		src.sidecar = side
+	}
+	// Every file must be a readable ceiling trace; the metadata of the last part
+	// (the newest) describes the run, with the level records of all parts merged.
+	levels := map[int]levelMeta{}
+	for _, f := range src.files {
+		raw, err := readTraceMeta(f)
+		if err != nil {
+			return nil, err
+		}
+		var m runMeta
+		if len(raw) > 0 {
+			if err := json.Unmarshal(raw, &m); err != nil {
+				return nil, fmt.Errorf("reading %s: decoding %s metadata: %w", f, metaRun, err)
+			}
+		}
+		for _, l := range m.Levels {
+			levels[l.Level] = l
+		}
+		src.meta, src.rawMeta = m, raw
+	}
+	src.meta.Levels = src.meta.Levels[:0]
+	for _, l := range levels {
+		src.meta.Levels = append(src.meta.Levels, l)
+	}
+	sort.Slice(src.meta.Levels, func(i, j int) bool { return src.meta.Levels[i].Level < src.meta.Levels[j].Level })
+	return src, nil
+}
+
+// listParts returns the sealed part files of an interrupted run's RUN.parts
+// directory in name order. Parts still being written (*.inprogress) are skipped.
+func listParts(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", dir, err)
+	}
+	var parts []string
+	for _, e := range entries {
+		if e.Type().IsRegular() && strings.HasSuffix(e.Name(), ".parquet") {
+			parts = append(parts, filepath.Join(dir, e.Name()))
+		}
+	}
+	if len(parts) == 0 {
+		return nil, fmt.Errorf("reading %s: no sealed *.parquet parts in the directory", dir)
+	}
+	sort.Strings(parts)
+	return parts, nil
+}
+
+// openParquet opens path for reading with a bounded read buffer.
+func openParquet(path string) (*file.Reader, error) {
+	props := parquet.NewReaderProperties(memory.DefaultAllocator)
+	props.BufferedStreamEnabled = true
+	props.BufferSize = readBufferBytes
+	rdr, err := file.OpenParquetFile(path, false, file.WithReadProps(props))
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: not a readable Parquet file (truncated or corrupt?): %w", path, err)
+	}
+	return rdr, nil
+}
+
+// readTraceMeta checks that path is a ceiling trace of a schema version this package
+// reads and returns its ceiling.run metadata JSON (nil when absent).
+func readTraceMeta(path string) (json.RawMessage, error) {
+	rdr, err := openParquet(path)
+	if err != nil {
+		return nil, err
+	}
+	defer rdr.Close()
+	return checkTraceMeta(path, rdr)
+}
+
+func checkTraceMeta(path string, rdr *file.Reader) (json.RawMessage, error) {
+	kv := rdr.MetaData().KeyValueMetadata()
+	v := kv.FindValue(metaSchemaVersion)
+	if v == nil {
+		return nil, fmt.Errorf("reading %s: not a ceiling trace (no %s in the file metadata)", path, metaSchemaVersion)
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(*v))
+	if err != nil || n < 1 {
+		return nil, fmt.Errorf("reading %s: invalid %s %q", path, metaSchemaVersion, *v)
+	}
+	if n > maxSchemaVersion {
+		return nil, fmt.Errorf("reading %s: trace schema version %d is newer than this ceiling reads (%d); upgrade ceiling", path, n, maxSchemaVersion)
+	}
+	if r := kv.FindValue(metaRun); r != nil && *r != "" {
+		if !json.Valid([]byte(*r)) {
+			return nil, fmt.Errorf("reading %s: %s metadata is not valid JSON", path, metaRun)
+		}
+		return json.RawMessage(*r), nil
+	}
+	return nil, nil
+}
+
+// batchFunc receives one record batch; cols maps column name to its index in rec.
+type batchFunc func(rec arrow.Record, cols map[string]int) error
+
+// scanTrace streams the given columns of the trace at path in record batches.
+func scanTrace(ctx context.Context, path string, want []colSpec, fn batchFunc) (err error) {
+	rdr, err := openParquet(path)
+	if err != nil {
+		return err
+	}
+	defer rdr.Close()
+	if _, err := checkTraceMeta(path, rdr); err != nil {
+		return err
+	}
+	// Arrow panics on some malformed inputs; bad input must give an error naming the
+	// file, never a crash.
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("reading %s: malformed trace: %v", path, p)
+		}
+	}()
+	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: batchRows}, memory.DefaultAllocator)
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", path, err)
+	}
+	var leaves []int
+	for _, c := range want {
+		idx, err := fieldLeaves(path, fr.Manifest, c)
+		if err != nil {
+			return err
+		}
+		leaves = append(leaves, idx...)
+	}
+	if rdr.NumRowGroups() == 0 {
+		return nil
+	}
+	rr, err := fr.GetRecordReader(ctx, leaves, nil)
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", path, err)
+	}
+	defer rr.Release()
+	cols := map[string]int{}
+	for i, f := range rr.Schema().Fields() {
+		cols[f.Name] = i
+	}
+	for rr.Next() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := fn(rr.Record(), cols); err != nil {
+			return fmt.Errorf("reading %s: %w", path, err)
+		}
+	}
+	if err := rr.Err(); err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, context.Canceled) {
+		return fmt.Errorf("reading %s: %w (truncated or corrupt file?)", path, err)
+	}
+	return ctx.Err()
+}
+
+// fieldLeaves finds the top-level column c in the file and returns its leaf column
+// indices, checking its type.
+func fieldLeaves(path string, m *pqarrow.SchemaManifest, c colSpec) ([]int, error) {
+	for _, f := range m.Fields {
+		if f.Field.Name != c.name {
+			continue
+		}
+		t := f.Field.Type
+		if c.list {
+			lt, ok := t.(*arrow.ListType)
+			if !ok || lt.Elem().ID() != c.typ || len(f.Children) != 1 || !f.Children[0].IsLeaf() {
+				return nil, fmt.Errorf("reading %s: column %s has type %s, want list<%s>", path, c.name, t, c.typ)
+			}
+			return []int{f.Children[0].ColIndex}, nil
+		}
+		if t.ID() != c.typ || !f.IsLeaf() {
+			return nil, fmt.Errorf("reading %s: column %s has type %s, want %s", path, c.name, t, c.typ)
+		}
+		return []int{f.ColIndex}, nil
+	}
+	return nil, fmt.Errorf("reading %s: not a ceiling trace of schema version 1: column %s is missing", path, c.name)
+}
+
+// column returns the column named name of rec as type T. The loader checked the
+// types already, so a mismatch is an internal error, reported rather than panicking.
+func column[T arrow.Array](rec arrow.Record, cols map[string]int, name string) (T, error) {
+	var zero T
+	i, ok := cols[name]
+	if !ok {
+		return zero, fmt.Errorf("column %s is missing", name)
+	}
+	a, ok := rec.Column(i).(T)
+	if !ok {
+		return zero, fmt.Errorf("column %s has type %s", name, rec.Column(i).DataType())
+	}
+	return a, nil
+}
+
+// sidecar columns (RUN.metrics.parquet).
+func metricColumns() []colSpec {
+	return []colSpec{
+		{"ts_ns", arrow.INT64, false},
+		{"name", arrow.STRING, false},
+		{"labels", arrow.STRING, false},
+		{"value", arrow.FLOAT64, false},
+	}
+}
+
+// metricPoint is one scraped value.
+type metricPoint struct {
+	ts    int64
+	value float64
+}
+
+// loadMetrics reads the interesting series of a metrics sidecar. The sidecar is small
+// (one row per series per scrape), but only the selected series are kept.
+func loadMetrics(ctx context.Context, path string) (map[[2]string][]metricPoint, error) {
+	rdr, err := openParquet(path)
+	if err != nil {
+		return nil, err
+	}
+	defer rdr.Close()
+	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: batchRows}, memory.DefaultAllocator)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	var leaves []int
+	for _, c := range metricColumns() {
+		idx, err := fieldLeaves(path, fr.Manifest, c)
+		if err != nil {
+			return nil, err
+		}
+		leaves = append(leaves, idx...)
+	}
+	out := map[[2]string][]metricPoint{}
+	if rdr.NumRowGroups() == 0 {
+		return out, nil
+	}
+	rr, err := fr.GetRecordReader(ctx, leaves, nil)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	defer rr.Release()
+	for rr.Next() {
+		rec := rr.Record()
+		ts := rec.Column(0).(*array.Int64)
+		name := rec.Column(1).(*array.String)
+		labels := rec.Column(2).(*array.String)
+		val := rec.Column(3).(*array.Float64)
+		for i := 0; i < int(rec.NumRows()); i++ {
+			n := name.Value(i)
+			if metricKind(n) == "" {
+				continue
+			}
+			k := [2]string{n, labels.Value(i)}
+			out[k] = append(out[k], metricPoint{ts.Value(i), val.Value(i)})
+		}
+	}
+	if err := rr.Err(); err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	return out, nil
+}
+
+// metricKind says whether a server metric is worth plotting: "gauge" for running,
+// waiting and KV-usage gauges, "counter" for token counters (shown as rates), "" for
+// everything else.
+func metricKind(name string) string {
+	n := strings.ToLower(name)
+	if strings.HasSuffix(n, "_created") || strings.HasSuffix(n, "_bucket") {
+		return ""
+	}
+	for _, g := range []string{"num_requests_running", "num_requests_waiting", "num_running_reqs",
+		"num_queue_reqs", "cache_usage", "token_usage", "requests_processing", "requests_deferred",
+		"kv_cache_usage"} {
+		if strings.Contains(n, g) {
+			return "gauge"
+		}
+	}
+	if strings.Contains(n, "tokens") && (strings.HasSuffix(n, "_total") || strings.HasSuffix(n, "tokens_predicted")) {
+		return "counter"
+	}
+	return ""
+}

@@ -1,0 +1,252 @@
+package analyze
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+)
+
+// The ceilings of a run: KV cache, server batch, throughput knee and SLO, and the
+// realistic ceiling, the lowest of them with the limit that binds.
+
+// tieTolerance is how close two ceilings must be to count as the same limit: within
+// 5%, the binding limit named is the cause rather than the symptom (a full KV cache
+// caps the batch, which flattens throughput, which breaks the SLOs), so kv beats batch
+// beats slo beats knee.
+const tieTolerance = 0.05
+
+// bindingOrder lists the limits cause before symptom.
+var bindingOrder = [...]string{"kv", "batch", "slo", "knee"}
+
+// offered is the concurrency coordinate of a level: its closed-loop target, or for an
+// open-loop (rate) level the measured concurrency in the server, decode plus waiting
+// (Little's law), since the target there is a rate.
+func offered(l Level) float64 {
+	if l.Concurrency > 0 {
+		return float64(l.Concurrency)
+	}
+	return l.DecodeConcurrency + l.WaitingConcurrency
+}
+
+// sortedLevels returns the levels with a positive offered concurrency, by it.
+func sortedLevels(levels []Level) []Level {
+	var out []Level
+	for _, l := range levels {
+		if offered(l) > 0 {
+			out = append(out, l)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return offered(out[i]) < offered(out[j]) })
+	return out
+}
+
+// throughputPoints are (offered concurrency, windowed output tok/s) of the levels.
+func throughputPoints(levels []Level) []Point {
+	var pts []Point
+	for _, l := range sortedLevels(levels) {
+		pts = append(pts, Point{offered(l), l.OutputTokS})
+	}
+	return pts
+}
+
+// BatchCeiling finds the server's real batch limit, measured: the decode concurrency
+// (Little's law) that stops growing while the offered concurrency grows. From the
+// lowest level i such that every later closed-loop level keeps decode concurrency
+// below D_i·1.1 although one offers at least 1.25·D_i, the ceiling is the largest decode
+// concurrency seen from i on, rounded to a whole number of sequences (servers batch
+// whole requests; the small gaps between a request's end and the next one's first token
+// keep the measured figure just under it).
+func BatchCeiling(levels []Level) (value float64, evidence string, ok bool) {
+	var ls []Level
+	for _, l := range sortedLevels(levels) {
+		if l.Concurrency > 0 && l.DecodeConcurrency > 0 {
+			ls = append(ls, l)
+		}
+	}
+	for i := 0; i < len(ls)-1; i++ {
+		d := ls[i].DecodeConcurrency
+		flat, pressed := true, false
+		maxD, maxWait := d, ls[i].WaitingConcurrency
+		for _, l := range ls[i+1:] {
+			if l.DecodeConcurrency >= d*1.1 {
+				flat = false
+				break
+			}
+			if float64(l.Concurrency) >= 1.25*d {
+				pressed = true
+			}
+			maxD = math.Max(maxD, l.DecodeConcurrency)
+			maxWait = math.Max(maxWait, l.WaitingConcurrency)
+		}
+		if !flat || !pressed {
+			continue
+		}
+		last := ls[len(ls)-1]
+		value = math.Max(1, math.Round(maxD))
+		evidence = fmt.Sprintf("decode concurrency stays at %.2f–%.2f from offered %d to %d while requests wait (up to %.1f waiting): the server batches at most %g",
+			d, maxD, ls[i].Concurrency, last.Concurrency, maxWait, value)
+		return value, evidence, true
+	}
+	return 0, "", false
+}
+
+// KneeCeiling finds the throughput knee from the data: plateau detection (less than
+// gain per doubling beyond it) sets the value; Kneedle's knee is given as evidence
+// beside it. USL's Nmax is not used: on the plateau-shaped curves LLM servers produce
+// it lands far beyond the knee.
+func KneeCeiling(levels []Level, gain float64) (value float64, evidence []string, ok bool) {
+	pts := throughputPoints(levels)
+	k, found := PlateauKnee(pts, gain)
+	if found {
+		last := pts[len(pts)-1]
+		evidence = append(evidence, fmt.Sprintf("beyond concurrency %g (%.0f tok/s) throughput gains less than %.0f%% per doubling (%.0f tok/s at %g)",
+			k.N, k.X, gain*100, last.X, last.N))
+	}
+	if len(pts) >= 3 {
+		var x, y []float64
+		for _, p := range pts {
+			x = append(x, p.N)
+			y = append(y, p.X)
+		}
+		if kn, ok := Kneedle(x, y, 1); ok {
+			evidence = append(evidence, fmt.Sprintf("Kneedle (S=1) places the knee at concurrency %g", kn))
+		}
+	}
+	return k.N, evidence, found
+}
+
+// sloPercentile is the percentile the SLOs are checked at. p99, as MLPerf Inference's
+// LLM server scenario constrains TTFT and TPOT: a level meets the SLOs when the p99 of
+// every latency with a target is within it. (Goodput, per request, is computed
+// beside it from every SLO at once.)
+const sloPercentile = "p99"
+
+// sloRatio is the worst p99/target over the SLOs that are set; +Inf when a latency has
+// no successful request to measure.
+func sloRatio(l Level, slo SLO) (ratio float64, worst string) {
+	check := func(name string, target *float64, s Summary) {
+		if target == nil || *target <= 0 {
+			return
+		}
+		r := math.Inf(1)
+		if s.P99 != nil {
+			r = *s.P99 / *target
+		}
+		if r > ratio || worst == "" {
+			ratio, worst = r, name
+		}
+	}
+	check("TTFT", slo.TTFT, l.TTFT)
+	check("TPOT", slo.TPOT, l.TPOT)
+	check("E2E", slo.E2E, l.E2E)
+	return ratio, worst
+}
+
+func sloSummary(l Level, name string) *float64 {
+	switch name {
+	case "TTFT":
+		return l.TTFT.P99
+	case "TPOT":
+		return l.TPOT.P99
+	}
+	return l.E2E.P99
+}
+
+func sloTarget(slo SLO, name string) float64 {
+	switch name {
+	case "TTFT":
+		return *slo.TTFT
+	case "TPOT":
+		return *slo.TPOT
+	}
+	return *slo.E2E
+}
+
+// SLOCeiling is the largest concurrency meeting the SLOs: walking up the levels, the
+// first that misses them, with the crossing interpolated linearly between it and the
+// level below (in the worst p99/target ratio). A later level that happens to meet the
+// SLOs again does not lift it: the ceiling is where serving stops being reliable.
+// below is true when even the lowest level misses the SLOs (value 0).
+func SLOCeiling(levels []Level, slo SLO) (value float64, evidence string, found, below bool) {
+	if slo.TTFT == nil && slo.TPOT == nil && slo.E2E == nil {
+		return 0, "", false, false
+	}
+	ls := sortedLevels(levels)
+	for i, l := range ls {
+		r, name := sloRatio(l, slo)
+		if r <= 1 {
+			continue
+		}
+		n := offered(l)
+		got := "no successful request"
+		if p := sloSummary(l, name); p != nil {
+			got = fmt.Sprintf("%s %s", sloPercentile, fmtSeconds(*p))
+		}
+		if i == 0 {
+			return 0, fmt.Sprintf("%s %s misses the %s SLO already at the lowest level (concurrency %g)",
+				name, got, fmtSeconds(sloTarget(slo, name)), n), true, true
+		}
+		prev := ls[i-1]
+		rp, _ := sloRatio(prev, slo)
+		pn := offered(prev)
+		value = pn
+		if !math.IsInf(r, 1) && r > rp {
+			value = pn + (1-rp)/(r-rp)*(n-pn)
+		}
+		return value, fmt.Sprintf("%s %s misses the %s SLO at concurrency %g; it is met at %g; crossing interpolated at %.1f",
+			name, got, fmtSeconds(sloTarget(slo, name)), n, pn, value), true, false
+	}
+	if len(ls) > 0 {
+		return 0, fmt.Sprintf("every tested level up to concurrency %g meets the SLOs at %s", offered(ls[len(ls)-1]), sloPercentile), false, false
+	}
+	return 0, "", false, false
+}
+
+func fmtSeconds(s float64) string {
+	switch {
+	case s >= 1:
+		return fmt.Sprintf("%.2f s", s)
+	case s >= 1e-3:
+		return fmt.Sprintf("%.1f ms", s*1e3)
+	}
+	return fmt.Sprintf("%.0f µs", s*1e6)
+}
+
+// Realistic picks the realistic ceiling: the lowest of the ceilings found, and where
+// several lie within tieTolerance of it, the one named first in cause-before-symptom
+// order (kv, batch, slo, knee). evidence holds the words for each limit.
+func Realistic(c Ceilings, evidence map[string][]string) Ceiling {
+	values := map[string]*float64{"kv": c.KV, "batch": c.Batch, "slo": c.SLO, "knee": c.Knee}
+	lowest := math.Inf(1)
+	for _, v := range values {
+		if v != nil && *v < lowest {
+			lowest = *v
+		}
+	}
+	if math.IsInf(lowest, 1) {
+		return Ceiling{Binding: "none", Evidence: []string{"no ceiling found in the tested range"}}
+	}
+	var out Ceiling
+	for _, name := range bindingOrder {
+		v := values[name]
+		if v == nil || *v > lowest*(1+tieTolerance)+1e-9 {
+			continue
+		}
+		// The value is the lowest ceiling; the name is the cause among those tied.
+		val := lowest
+		out = Ceiling{Concurrency: &val, Binding: name}
+		break
+	}
+	out.Evidence = append(out.Evidence, evidence[out.Binding]...)
+	// Name the other limits that tie, so that the reader sees the symptom too.
+	for _, name := range bindingOrder {
+		v := values[name]
+		if name == out.Binding || v == nil || *v > lowest*(1+tieTolerance)+1e-9 {
+			continue
+		}
+		out.Evidence = append(out.Evidence, fmt.Sprintf("the %s ceiling (%.1f) binds at the same point: %s",
+			name, *v, strings.Join(evidence[name], "; ")))
+	}
+	return out
+}

@@ -1,12 +1,89 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"os"
+	"strings"
+
+	"github.com/ceiling-llm/ceiling/analyze"
+	"github.com/spf13/pflag"
 )
 
-// runAnalyze is a placeholder until the analyze subcommand lands.
+// runAnalyze implements `ceiling analyze`: per-level statistics, the capacity model,
+// fits and the realistic ceiling of one or more recorded runs.
 func runAnalyze(ctx context.Context, e env, args []string) int {
-	fmt.Fprintln(e.stderr, "ceiling analyze: not implemented yet")
-	return exitFailed
+	fs := pflag.NewFlagSet("analyze", pflag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	options := addAnalyzeFlags(fs)
+	format := fs.String("format", analyze.FormatText, "output format: "+strings.Join(analyze.Formats(), ", "))
+	out := fs.StringP("output", "o", "-", "write the analysis to this file (- = stdout)")
+	fs.Usage = func() {
+		fmt.Fprint(e.stderr, `Usage: ceiling analyze RUN [RUN ...] [flags]
+
+Reads recorded runs (a trace file, or the RUN.parts directory of an interrupted run;
+the RUN.metrics.parquet sidecar is picked up when present) and prints per-level
+statistics, the KV capacity, the throughput fit, the ceilings and the warnings.
+Several runs are shown side by side.
+
+Example:
+  ceiling analyze run.parquet --slo-ttft 2s --slo-tpot 50ms \
+      --model-config samples/models/llama-3.1-8b.json --gpu h100-sxm --gpus 1 --tp 1
+  ceiling analyze run-a.parquet run-b.parquet.parts --format json -o analysis.json
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	if fs.NArg() == 0 {
+		fmt.Fprintln(e.stderr, "ceiling analyze: no run given (try --help)")
+		return exitUsage
+	}
+	switch *format {
+	case analyze.FormatText, analyze.FormatMarkdown, analyze.FormatJSON:
+	default:
+		fmt.Fprintf(e.stderr, "ceiling analyze: --format must be one of %s, got %q\n", strings.Join(analyze.Formats(), ", "), *format)
+		return exitUsage
+	}
+	opt, err := options()
+	if err != nil {
+		fmt.Fprintf(e.stderr, "ceiling analyze: %v\n", err)
+		return exitUsage
+	}
+
+	a, err := analyze.Analyze(ctx, fs.Args(), opt)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "ceiling analyze: %v\n", err)
+		return exitFailed
+	}
+	var buf bytes.Buffer
+	if err := analyze.Write(&buf, a, *format); err != nil {
+		fmt.Fprintf(e.stderr, "ceiling analyze: %v\n", err)
+		return exitFailed
+	}
+	if err := writeAnalysisOutput(e, *out, buf.Bytes()); err != nil {
+		fmt.Fprintf(e.stderr, "ceiling analyze: %v\n", err)
+		return exitFailed
+	}
+	return exitOK
+}
+
+// writeAnalysisOutput writes data to path, or to stdout for "-" or "".
+func writeAnalysisOutput(e env, path string, data []byte) error {
+	if path == "" || path == "-" {
+		_, err := e.stdout.Write(data)
+		return err
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
 }

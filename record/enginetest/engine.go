@@ -144,6 +144,7 @@ type Server struct {
 	promptTokensTotal     atomic.Int64
 	generationTokensTotal atomic.Int64
 	requestsOK            atomic.Int64
+	ttft                  histogram
 	closeOnce             sync.Once
 }
 

@@ -86,7 +86,10 @@ func runLoad(ctx context.Context, s *Server, c *http.Client, streams, outTokens 
 
 // TestManyConcurrentStreams is a smoke test: 2000 streams at once, TokenGap 0.
 func TestManyConcurrentStreams(t *testing.T) {
-	const streams, out = 2000, 32
+	streams, out := 2000, 32
+	if raceEnabled {
+		streams = 500
+	}
 	s := New(Config{TTFT: 50 * time.Millisecond})
 	defer s.Close()
 	c := loadClient(streams)

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -75,6 +76,7 @@ func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 		metric("vllm:generation_tokens_total", "counter", "Number of generation tokens processed.", l, float64(gen))
 		metric("vllm:request_success_total", "counter", "Count of successfully processed requests.",
 			`engine="0",finished_reason="length",model_name="`+model+`"`, float64(ok))
+		s.ttft.write(&b, "vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", l)
 		metric("vllm:cache_config_info", "gauge", "Information of the LLMEngine CacheConfig",
 			`block_size="`+strconv.Itoa(blockSize)+`",cache_dtype="auto",enable_prefix_caching="True",engine="0",gpu_memory_utilization="0.9",num_cpu_blocks="0",num_gpu_blocks="`+
 				strconv.Itoa((s.kvCapacity()+blockSize-1)/blockSize)+`"`, 1)
@@ -151,4 +153,40 @@ func (s *Server) serveSGLangInfo(w http.ResponseWriter, r *http.Request) {
 		info["max_running_requests"] = s.cfg.Slots
 	}
 	writeJSON(w, info)
+}
+
+// ttftBuckets are the upper bounds of the TTFT histogram, in seconds (vLLM's).
+var ttftBuckets = [...]float64{0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5,
+	0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80, 160, 640, 2560}
+
+// histogram is a Prometheus histogram of durations, safe for concurrent use.
+type histogram struct {
+	counts [len(ttftBuckets) + 1]atomic.Int64 // per bucket, not cumulative; last is +Inf
+	sumNs  atomic.Int64
+}
+
+func (h *histogram) observe(d time.Duration) {
+	sec := d.Seconds()
+	i := 0
+	for i < len(ttftBuckets) && sec > ttftBuckets[i] {
+		i++
+	}
+	h.counts[i].Add(1)
+	h.sumNs.Add(int64(d))
+}
+
+// write appends the histogram in Prometheus text format; labels go before "le".
+func (h *histogram) write(b *strings.Builder, name, help, labels string) {
+	fmt.Fprintf(b, "# HELP %s %s\n# TYPE %s histogram\n", name, help, name)
+	var cum int64
+	for i := range h.counts {
+		cum += h.counts[i].Load()
+		le := "+Inf"
+		if i < len(ttftBuckets) {
+			le = strconv.FormatFloat(ttftBuckets[i], 'g', -1, 64)
+		}
+		fmt.Fprintf(b, "%s_bucket{%s,le=\"%s\"} %d\n", name, labels, le, cum)
+	}
+	fmt.Fprintf(b, "%s_count{%s} %d\n", name, labels, cum)
+	fmt.Fprintf(b, "%s_sum{%s} %s\n", name, labels, strconv.FormatFloat(time.Duration(h.sumNs.Load()).Seconds(), 'g', -1, 64))
 }

@@ -193,6 +193,7 @@ func (g *generation) sent(t time.Time, n int, reasoning bool) {
 	if g.chunks == 0 {
 		g.first = t
 		g.s.update(func() { g.entry.FirstTokenSent = t })
+		g.s.ttft.observe(t.Sub(g.entry.Received))
 	}
 	g.last = t
 	g.chunks++
@@ -273,6 +274,9 @@ func (g *generation) stream(ctx context.Context, w http.ResponseWriter) {
 	enc := g.encoder(eol)
 	cache := chunkCache{enc: enc}
 	p := g.plan()
+	if g.chunkTime {
+		g.chunkTimes = make([]time.Time, 0, p.n)
+	}
 	mid := max(p.n/2, 1)
 	gap := s.cfg.TokenGap
 	var pending []byte // events to send with the next token chunk
@@ -420,6 +424,7 @@ func (g *generation) plain(ctx context.Context, w http.ResponseWriter) {
 		return
 	}
 	g.first, g.last = t, t
+	s.ttft.observe(t.Sub(g.entry.Received))
 	g.chunks = 1
 	g.sentTokens, g.sentReasoning = g.output, g.reasoning
 	s.generationTokensTotal.Add(int64(g.output))

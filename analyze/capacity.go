@@ -503,7 +503,7 @@ func NewKVModel(c *ModelConfig, tp int, kvDtype string) (KVModel, error) {
 			heads := max(1, (c.KVHeads+tp-1)/tp)
 			perLayer = 2 * int64(heads) * int64(c.HeadDim) * k.DtypeBytes
 			k.Derivation = append(k.Derivation, fmt.Sprintf(
-				"%s: 2 (K,V) × %d layers × max(1, ceil(%d KV heads / TP %d)) = %d heads × head_dim %d × %d bytes (%s)",
+				"%s: 2 (K,V) × %d layers × max(1, ceil(%d KV heads / TP %d)) = %d per rank × head_dim %d × %d bytes (%s)",
 				strings.ToUpper(k.Kind), attnLayers, c.KVHeads, tp, heads, c.HeadDim, k.DtypeBytes, k.Dtype))
 		}
 	}
@@ -618,6 +618,8 @@ func WeightBytes(c *ModelConfig, weightDtype string, paramsB float64) (bytes int
 	if label == "" {
 		label = "bf16"
 	}
+	// 4-bit formats carry scales: MXFP4 one 8-bit scale per 32 values (4.25 bits),
+	// NVFP4 one FP8 scale per 16 and INT4 one 16-bit scale per 32 (4.5 bits).
 	fourBit := 4.5 / 8
 	switch strings.ToLower(weightDtype) {
 	case "":
@@ -626,9 +628,14 @@ func WeightBytes(c *ModelConfig, weightDtype string, paramsB float64) (bytes int
 			rest, exp, label = 1, 1, "fp8"
 		case c.QuantMethod == "":
 		default: // mxfp4, modelopt (NVFP4), compressed-tensors, awq, gptq: 4-bit
-			exp, label = fourBit, c.QuantMethod+" (≈4.5 bits) experts, "+label+" rest"
+			bits := 4.5
+			if c.QuantMethod == "mxfp4" {
+				bits = 4.25
+			}
+			exp = bits / 8
+			label = fmt.Sprintf("%s (≈%g bits) experts, %s rest", c.QuantMethod, bits, label)
 			if experts == 0 {
-				rest, label = fourBit, c.QuantMethod+" (≈4.5 bits)"
+				rest, label = exp, fmt.Sprintf("%s (≈%g bits)", c.QuantMethod, bits)
 			}
 		}
 	case "bf16", "fp16", "bfloat16", "float16":

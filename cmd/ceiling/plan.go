@@ -2,11 +2,197 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/ceiling-llm/ceiling/analyze"
+	"github.com/spf13/pflag"
 )
 
-// runPlan is a placeholder until the plan subcommand lands.
+const planExample = `Example:
+  ceiling plan --model-config samples/models/kimi-k2.5.json --gpu rtx-pro-6000 \
+      --gpus 8 --tp 8 --weights-gib 70.8 --prompt-tokens 2000 --output-tokens 1000
+
+Prints the memory budget per GPU step by step (memory × utilization − weights −
+reserve), the KV bytes per token and the tokens that fit, how many requests the KV
+cache holds at max_model_len and at the workload's length, and proposes sweep levels
+that bracket that prediction (geometric, up to about twice it).
+`
+
+// runPlan prints the KV/memory budget of a deployment and proposes sweep levels, before
+// anything is recorded.
 func runPlan(ctx context.Context, e env, args []string) int {
-	fmt.Fprintln(e.stderr, "ceiling plan: not implemented yet")
-	return exitFailed
+	fs := pflag.NewFlagSet("plan", pflag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	modelConfig := fs.String("model-config", "", "Hugging Face config.json of the model (required)")
+	gpu := fs.String("gpu", "", "GPU model from the catalog: "+strings.Join(analyze.GPUNames(), ", "))
+	gpus := fs.Int("gpus", 0, "GPUs in the deployment (default: --tp); GPUs/TP replicas each hold a KV cache")
+	tp := fs.Int("tp", 1, "tensor-parallel size")
+	memGiB := fs.Float64("gpu-memory-gib", 0, "memory per GPU in GiB, overriding the catalog (or for a GPU not in it)")
+	util := fs.Float64("gpu-util", analyze.DefaultUtilization, "fraction of GPU memory the server may use (vLLM --gpu-memory-utilization)")
+	weightsGiB := fs.Float64("weights-gib", 0, "weights per GPU in GiB, as the server logs them (default: estimated from the config)")
+	reserveGiB := fs.Float64("reserve-gib", analyze.DefaultReserveGiB, "activation/overhead reserve per GPU in GiB")
+	kvDtype := fs.String("kv-dtype", "auto", "KV cache dtype: auto (the model's dtype), bf16, fp16, fp8")
+	weightDtype := fs.String("weight-dtype", "", "weight precision for the estimate: bf16, fp8, fp4, int4 (default: from the config)")
+	paramsB := fs.Float64("params-b", 0, "parameter count in billions for the estimate (default: counted from the config)")
+	promptTokens := fs.Int("prompt-tokens", 1024, "prompt tokens per request of the workload")
+	outputTokens := fs.Int("output-tokens", 512, "output tokens per request of the workload")
+	maxModelLen := fs.Int64("max-model-len", 0, "context length the server is started with (default: the config's max_position_embeddings)")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), "Usage: ceiling plan --model-config config.json (--gpu NAME | --gpu-memory-gib N) [flags]\n\n")
+		fs.PrintDefaults()
+		fmt.Fprint(fs.Output(), "\n"+planExample)
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			fs.SetOutput(e.stdout)
+			fs.Usage()
+			return exitOK
+		}
+		fmt.Fprintf(e.stderr, "ceiling plan: %v\nRun 'ceiling plan --help' for the flags and an example.\n", err)
+		return exitUsage
+	}
+	usageErr := func(msg string) int {
+		fmt.Fprintf(e.stderr, "ceiling plan: %s\nRun 'ceiling plan --help' for the flags and an example.\n", msg)
+		return exitUsage
+	}
+	switch {
+	case fs.NArg() > 0:
+		return usageErr(fmt.Sprintf("unexpected argument %q", fs.Arg(0)))
+	case *modelConfig == "":
+		return usageErr("--model-config is required")
+	case *gpu == "" && *memGiB <= 0:
+		return usageErr("give --gpu NAME (" + strings.Join(analyze.GPUNames(), ", ") + ") or --gpu-memory-gib")
+	case *tp <= 0 || *gpus < 0:
+		return usageErr("--tp and --gpus must be positive")
+	case *promptTokens < 0 || *outputTokens < 0 || *promptTokens+*outputTokens == 0:
+		return usageErr("--prompt-tokens plus --output-tokens must be positive")
+	case *util <= 0 || *util > 1:
+		return usageErr("--gpu-util must be in (0, 1]")
+	case *reserveGiB < 0 || *weightsGiB < 0 || *memGiB < 0:
+		return usageErr("--reserve-gib, --weights-gib and --gpu-memory-gib cannot be negative")
+	}
+	if *gpu != "" {
+		if _, err := analyze.LookupGPU(*gpu); err != nil {
+			return usageErr(err.Error())
+		}
+	}
+	cfg, err := analyze.LoadModelConfig(*modelConfig)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "ceiling plan: %v\n", err)
+		return exitFailed
+	}
+	p, err := analyze.PlanBudget(cfg, analyze.BudgetInput{
+		GPU: *gpu, MemoryGiB: *memGiB, Utilization: *util, WeightsGiB: *weightsGiB, ReserveGiB: *reserveGiB,
+		GPUs: *gpus, TP: *tp, KVDtype: *kvDtype, WeightDtype: *weightDtype, ParamsB: *paramsB,
+	})
+	if p != nil && err != nil {
+		// The budget is negative: show how it came about, then the error.
+		writePlanBudget(e.stdout, p)
+	}
+	if err != nil {
+		fmt.Fprintf(e.stderr, "ceiling plan: %v\n", err)
+		return exitFailed
+	}
+	mml := *maxModelLen
+	if mml == 0 {
+		mml = cfg.MaxModelLen
+	}
+	writePlan(e.stdout, p, *modelConfig, mml, *promptTokens, *outputTokens)
+	return exitOK
+}
+
+func gibs(b int64) string { return fmt.Sprintf("%.2f GiB", float64(b)/float64(1<<30)) }
+
+// commas writes n with thousands separators.
+func commas(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	if n < 0 {
+		return "-" + commas(-n)
+	}
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func writePlan(w io.Writer, p *analyze.PlanResult, path string, maxModelLen int64, prompt, output int) {
+	c, kv := p.Config, p.KV
+	fmt.Fprintf(w, "Model         %s (%s, %d layers)\n", path, c.ModelType, c.Layers)
+	fmt.Fprintf(w, "KV per token  %s bytes per GPU\n", commas(kv.BytesPerToken()))
+	for _, d := range kv.Derivation {
+		fmt.Fprintf(w, "              %s\n", d)
+	}
+	if p.GPU != nil {
+		g := p.GPU
+		fmt.Fprintf(w, "GPU           %s: %s, %s, %.2f TB/s, %s\n", g.Name, g.Full, gibs(g.MemoryBytes), g.BandwidthBytesS/1e12, g.Interconnect)
+	}
+	if p.Replicas == 1 {
+		fmt.Fprintf(w, "Deployment    %s at TP %d: one serving engine\n\n", plural(p.Budget.GPUs, "GPU"), p.Budget.TP)
+	} else {
+		fmt.Fprintf(w, "Deployment    %s at TP %d: %d replicas, each with its own KV cache\n\n", plural(p.Budget.GPUs, "GPU"), p.Budget.TP, p.Replicas)
+	}
+	writePlanBudget(w, p)
+
+	fmt.Fprintf(w, "\nConcurrency the KV cache holds (requests at once, all replicas)\n")
+	if maxModelLen > 0 {
+		fmt.Fprintf(w, "  %-50s%8.2f\n", fmt.Sprintf("at max_model_len %s tokens", commas(maxModelLen)), p.Concurrency(float64(maxModelLen)))
+	}
+	tokens := prompt + output
+	label := fmt.Sprintf("at %s tokens (%s prompt + %s output)", commas(int64(tokens)), commas(int64(prompt)), commas(int64(output)))
+	ceiling := p.Concurrency(float64(tokens))
+	fmt.Fprintf(w, "  %-50s%8.2f\n", label, ceiling)
+
+	levels := analyze.ProposeLevels(ceiling)
+	fmt.Fprintln(w)
+	if ceiling < 1 {
+		fmt.Fprintf(w, "Predicted ceiling: the KV cache does not hold one request of %s tokens; shorten the requests or add memory.\n", commas(int64(tokens)))
+	} else {
+		fmt.Fprintf(w, "Predicted KV ceiling: about %.0f concurrent requests of %s tokens (the server's batch limit, the\n", math.Floor(ceiling), commas(int64(tokens)))
+		fmt.Fprintf(w, "throughput knee or the SLOs may bind earlier; beyond it levels measure queueing, not serving).\n")
+		fmt.Fprintf(w, "The sweep below brackets it, up to about twice it.\n")
+	}
+	strs := make([]string, len(levels))
+	for i, l := range levels {
+		strs[i] = strconv.Itoa(l)
+	}
+	fmt.Fprintf(w, "Proposed sweep: --concurrency %s\n", strings.Join(strs, ","))
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// writePlanBudget prints the memory budget per GPU, one step a line.
+func writePlanBudget(w io.Writer, p *analyze.PlanResult) {
+	b := p.Budget
+	capped := b.MemoryBytes - b.UnusableBytes
+	row := func(label, value, note string) {
+		line := fmt.Sprintf("  %-36s%12s", label, value)
+		if note != "" {
+			line += "   " + note
+		}
+		fmt.Fprintln(w, line)
+	}
+	fmt.Fprintln(w, "Memory budget per GPU")
+	row("GPU memory", gibs(b.MemoryBytes), "")
+	row(fmt.Sprintf("× utilization %.2f", b.Utilization), gibs(capped), fmt.Sprintf("(%s left to the driver and other processes)", gibs(b.UnusableBytes)))
+	row("− weights", gibs(b.WeightsBytes), "("+p.WeightsHow+")")
+	row("− activation/overhead reserve", gibs(b.ReserveBytes), "")
+	row("= KV cache budget", gibs(b.KVBudgetBytes), "")
+	if bpt := p.KV.BytesPerToken(); bpt > 0 && b.KVBudgetBytes > 0 {
+		row(fmt.Sprintf("÷ %s bytes per token", commas(bpt)), commas(p.KVTokens)+" tokens",
+			fmt.Sprintf("(%s tokens per GiB, per replica)", commas(int64(math.Round(float64(1<<30)/float64(bpt))))))
+	}
 }

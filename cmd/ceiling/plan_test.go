@@ -1,0 +1,95 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// runPlanArgs runs `ceiling plan` in-process.
+func runPlanArgs(args ...string) (code int, stdout, stderr string) {
+	var out, errb bytes.Buffer
+	e := env{stdout: &out, stderr: &errb, getenv: func(string) string { return "" }}
+	code = runPlan(context.Background(), e, args)
+	return code, out.String(), errb.String()
+}
+
+// The issue's example: Kimi-K2.5 on 8 RTX PRO 6000 at TP 8 with 70.8 GiB of weights per
+// GPU and 2,000+1,000-token requests. Regenerate with UPDATE_GOLDEN=1 go test ./cmd/ceiling -run TestPlanGolden.
+func TestPlanGolden(t *testing.T) {
+	tests := []struct {
+		golden string
+		args   []string
+	}{
+		{"plan-kimi-k2.5-rtx-pro-6000.golden", []string{"--model-config", "../../samples/models/kimi-k2.5.json", "--gpu", "rtx-pro-6000",
+			"--gpus", "8", "--tp", "8", "--weights-gib", "70.8", "--prompt-tokens", "2000", "--output-tokens", "1000"}},
+		{"plan-llama-3.1-70b-h100-fp8.golden", []string{"--model-config", "../../samples/models/llama-3.1-70b.json", "--gpu", "H100 SXM",
+			"--gpus", "16", "--tp", "8", "--kv-dtype", "fp8", "--max-model-len", "32768"}},
+	}
+	for _, tt := range tests {
+		code, out, errs := runPlanArgs(tt.args...)
+		if code != exitOK {
+			t.Fatalf("%s: exit %d: %s", tt.golden, code, errs)
+		}
+		path := filepath.Join("testdata", tt.golden)
+		if os.Getenv("UPDATE_GOLDEN") == "1" {
+			if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out != string(want) {
+			t.Errorf("%s: output differs from the golden file:\n--- got\n%s\n--- want\n%s", tt.golden, out, want)
+		}
+	}
+}
+
+func TestPlanKimiNumbers(t *testing.T) {
+	_, out, _ := runPlanArgs("--model-config", "../../samples/models/kimi-k2.5.json", "--gpu", "rtx-pro-6000",
+		"--gpus", "8", "--tp", "8", "--weights-gib", "70.8", "--prompt-tokens", "2000", "--output-tokens", "1000")
+	for _, want := range []string{"70,272 bytes per GPU", "15,280 tokens per GiB", "= KV cache budget", "--concurrency 1,2,4,8,16,32,48,64,96,128"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("plan output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "1024") {
+		t.Errorf("plan proposes 1024:\n%s", out)
+	}
+}
+
+func TestPlanErrors(t *testing.T) {
+	dir := t.TempDir()
+	noHeads := filepath.Join(dir, "config.json")
+	if err := os.WriteFile(noHeads, []byte(`{"num_hidden_layers": 4, "hidden_size": 64}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"help", []string{"--help"}, exitOK, "Example:"},
+		{"no config", []string{"--gpu", "h100-sxm"}, exitUsage, "--model-config is required"},
+		{"no gpu", []string{"--model-config", "../../samples/models/llama-3.1-8b.json"}, exitUsage, "rtx-pro-6000"},
+		{"unknown gpu", []string{"--model-config", "../../samples/models/llama-3.1-8b.json", "--gpu", "tpu-v5"}, exitUsage, "mi325x"},
+		{"bad flag", []string{"--frobnicate"}, exitUsage, "unknown flag"},
+		{"missing file", []string{"--model-config", filepath.Join(dir, "nope.json"), "--gpu", "h100"}, exitFailed, "nope.json"},
+		{"missing field", []string{"--model-config", noHeads, "--gpu", "h100"}, exitFailed, "num_key_value_heads"},
+		{"too many weights", []string{"--model-config", "../../samples/models/llama-3.1-70b.json", "--gpu", "rtx-4090"}, exitFailed, "no memory left"},
+		{"bad kv dtype", []string{"--model-config", "../../samples/models/llama-3.1-8b.json", "--gpu", "h100", "--kv-dtype", "int2"}, exitFailed, "int2"},
+		{"gpus not multiple of tp", []string{"--model-config", "../../samples/models/llama-3.1-8b.json", "--gpu", "h100", "--gpus", "3", "--tp", "2"}, exitFailed, "multiple"},
+	}
+	for _, tt := range tests {
+		code, out, errs := runPlanArgs(tt.args...)
+		if code != tt.code || !strings.Contains(out+errs, tt.want) {
+			t.Errorf("%s: exit %d, want %d with %q in:\n%s%s", tt.name, code, tt.code, tt.want, out, errs)
+		}
+	}
+}

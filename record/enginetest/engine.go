@@ -40,8 +40,17 @@ type Config struct {
 	// requests; a request waits until it fits (0 = unlimited). A request larger than
 	// the whole budget runs alone.
 	KVTokens int
-	// Kind selects the server imitated on the probe endpoints: "vllm", "llamacpp",
-	// "sglang", or "" for a generic server with no probe endpoints (/metrics is 404).
+	// Kind selects the server imitated on the probe endpoints, or "" for a generic
+	// server with no probe endpoints (/metrics is 404):
+	//   - "vllm": /metrics (vllm:* with cache_config_info, running/waiting gauges, KV
+	//     usage, token counters, a TTFT histogram), POST /tokenize {"model","prompt"}
+	//     → {"count",...}; /v1/models owned_by "vllm".
+	//   - "llamacpp": /props (default_generation_settings.n_ctx = MaxModelLen per slot,
+	//     total_slots), /slots, /metrics (llamacpp:*), POST /tokenize {"content"} →
+	//     {"tokens"}; owned_by "llamacpp".
+	//   - "sglang": /get_server_info (max_total_num_tokens = KVTokens), /metrics
+	//     (sglang:*); owned_by "sglang".
+	// Unlimited KVTokens is reported as 1<<20 tokens.
 	Kind string
 	// APIKey, when set, makes requests without "Authorization: Bearer <key>" get 401.
 	APIKey string
@@ -324,6 +333,8 @@ func (s *Server) routes() http.Handler {
 	})
 	mux.HandleFunc("GET /metrics", s.serveMetrics)
 	switch s.cfg.Kind {
+	case "vllm":
+		mux.HandleFunc("POST /tokenize", s.serveVLLMTokenize)
 	case "llamacpp":
 		mux.HandleFunc("GET /props", s.serveLlamaProps)
 		mux.HandleFunc("GET /slots", s.serveLlamaSlots)

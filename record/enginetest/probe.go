@@ -29,13 +29,19 @@ func (s *Server) serveModels(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusUnauthorized, "AuthenticationError", "Unauthorized: invalid or missing API key")
 		return
 	}
+	// A generic engine names itself; an imitation uses the real server's owner so
+	// that kind detection by owned_by sees what it would see in production.
+	owner := "enginetest"
+	if s.cfg.Kind != "" {
+		owner = s.cfg.Kind
+	}
 	writeJSON(w, map[string]any{
 		"object": "list",
 		"data": []map[string]any{{
 			"id":            s.cfg.Model,
 			"object":        "model",
 			"created":       time.Now().Unix(),
-			"owned_by":      "enginetest",
+			"owned_by":      owner,
 			"max_model_len": s.maxModelLen(),
 		}},
 	})
@@ -126,6 +132,43 @@ func (s *Server) serveLlamaSlots(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, slots)
 }
 
+// serveVLLMTokenize answers vLLM's POST /tokenize ({"model","prompt"} or
+// {"model","messages"} → {"count","max_model_len","tokens"}).
+func (s *Server) serveVLLMTokenize(w http.ResponseWriter, r *http.Request) {
+	if !s.authorized(r) {
+		writeError(w, http.StatusUnauthorized, "AuthenticationError", "Unauthorized: invalid or missing API key")
+		return
+	}
+	var q request
+	if err := json.NewDecoder(io.LimitReader(r.Body, maxBody)).Decode(&q); err != nil {
+		writeError(w, http.StatusBadRequest, "BadRequestError", "invalid /tokenize body: "+err.Error())
+		return
+	}
+	if q.Model != "" && q.Model != s.cfg.Model {
+		writeError(w, http.StatusNotFound, "NotFoundError", fmt.Sprintf("The model `%s` does not exist.", q.Model))
+		return
+	}
+	ep := endpointCompletions
+	if q.Messages != nil {
+		ep = endpointChat
+	}
+	n, err := q.promptTokens(ep)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "BadRequestError", err.Error())
+		return
+	}
+	writeJSON(w, map[string]any{"count": n, "max_model_len": s.maxModelLen(), "tokens": fakeTokenIDs(n)})
+}
+
+// fakeTokenIDs returns n plausible token ids.
+func fakeTokenIDs(n int) []int {
+	tokens := make([]int, n)
+	for i := range tokens {
+		tokens[i] = 1000 + i%1000
+	}
+	return tokens
+}
+
 func (s *Server) serveLlamaTokenize(w http.ResponseWriter, r *http.Request) {
 	var q struct {
 		Content string `json:"content"`
@@ -134,12 +177,7 @@ func (s *Server) serveLlamaTokenize(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "invalid_request_error", "invalid /tokenize body: "+err.Error())
 		return
 	}
-	n := CountTokens(q.Content)
-	tokens := make([]int, n)
-	for i := range tokens {
-		tokens[i] = 1000 + i%1000
-	}
-	writeJSON(w, map[string]any{"tokens": tokens})
+	writeJSON(w, map[string]any{"tokens": fakeTokenIDs(CountTokens(q.Content))})
 }
 
 func (s *Server) serveSGLangInfo(w http.ResponseWriter, r *http.Request) {

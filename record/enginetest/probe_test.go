@@ -1,7 +1,6 @@
 package enginetest
 
 import (
-	"bytes"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -86,20 +85,42 @@ func TestProbeEndpoints(t *testing.T) {
 	}
 }
 
-func TestLlamaTokenize(t *testing.T) {
-	s := New(Config{Kind: "llamacpp"})
-	defer s.Close()
-	resp, err := http.Post(s.URL()+"/tokenize", "application/json", bytes.NewReader([]byte(`{"content":"one two  three\nfour"}`)))
-	if err != nil {
-		t.Fatal(err)
+func TestTokenize(t *testing.T) {
+	for _, tc := range []struct {
+		kind, body string
+	}{
+		{"llamacpp", `{"content":"one two  three\nfour"}`},
+		{"vllm", `{"model":"test-model","prompt":"one two  three\nfour","add_special_tokens":false}`},
+		{"vllm", `{"model":"test-model","messages":[{"role":"user","content":"one two"},{"role":"user","content":"three four"}]}`},
+	} {
+		s := New(Config{Kind: tc.kind})
+		resp, err := http.Post(s.URL()+"/tokenize", "application/json", strings.NewReader(tc.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out struct {
+			Tokens []int
+			Count  *int
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		s.Close()
+		if len(out.Tokens) != 4 || tc.kind == "vllm" && (out.Count == nil || *out.Count != 4) {
+			t.Errorf("%s /tokenize %s: %d tokens, count %v; want 4", tc.kind, tc.body, len(out.Tokens), out.Count)
+		}
 	}
-	defer resp.Body.Close()
-	var out struct{ Tokens []int }
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
-		t.Fatal(err)
-	}
-	if len(out.Tokens) != 4 {
-		t.Errorf("tokenize gave %d tokens, want 4", len(out.Tokens))
+}
+
+func TestModelsOwner(t *testing.T) {
+	for _, kind := range []string{"vllm", "llamacpp", "sglang"} {
+		s := New(Config{Kind: kind})
+		got := get(t, s.URL()+"/v1/models")
+		s.Close()
+		if !strings.Contains(got, `"owned_by":"`+kind+`"`) {
+			t.Errorf("%s /v1/models: %s", kind, got)
+		}
 	}
 }
 

@@ -74,6 +74,10 @@ type RunInfo struct {
 	// StopReason says why the sweep ended (all levels done, auto-stop rule, interrupt).
 	StopReason  string `json:"stop_reason,omitempty"`
 	Interrupted bool   `json:"interrupted,omitempty"`
+	// Workload says how synthetic prompt lengths were calibrated (or "dataset").
+	Workload string `json:"workload,omitempty"`
+	// Resumed lists when the recording was continued with --resume.
+	Resumed []time.Time `json:"resumed,omitempty"`
 }
 
 // Target is the server and model a run measured. BaseURL never carries credentials.
@@ -150,6 +154,10 @@ type LevelInfo struct {
 	// SendLagP99S is the p99 of sent_ns - scheduled_ns in open-loop mode, in seconds.
 	SendLagP99S float64 `json:"send_lag_p99_s,omitempty"`
 	StopReason  string  `json:"stop_reason,omitempty"`
+	// OutputTokS is the naive output throughput of the level's measured requests
+	// (output tokens / first send to last end), as the progress line shows it and
+	// --concurrency auto compares it.
+	OutputTokS float64 `json:"output_tok_s,omitempty"`
 }
 
 // WriteFile writes rows and info as one complete trace file at path. It is the

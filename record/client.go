@@ -1,0 +1,516 @@
+package record
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// maxErrorBytes is the longest error text stored in a row (DESIGN.md).
+const maxErrorBytes = 512
+
+// errStalled is the cancellation cause when a request saw no data for the timeout.
+var errStalled = errors.New("stalled")
+
+// ClientOptions configures the streaming client.
+type ClientOptions struct {
+	// BaseURL is the server root (scheme://host:port[/prefix]), with or without
+	// credentials; a trailing /v1 is accepted.
+	BaseURL  string
+	Endpoint string // "chat" or "completions"
+	Model    string
+	// APIKey is sent as a Bearer token. It never appears in errors or rows.
+	APIKey string
+	// Timeout fails a request that receives nothing (no headers, no data) for this
+	// long: it catches stalled streams without cutting off long, healthy ones.
+	Timeout   time.Duration
+	IgnoreEOS bool
+	// MaxConns sizes the connection pool (the sweep's largest concurrency).
+	MaxConns int
+	Insecure bool // skip TLS certificate verification
+}
+
+// Client streams completions from one OpenAI-compatible server. It is safe for
+// concurrent use.
+type Client struct {
+	opts     ClientOptions
+	base     *url.URL // without credentials
+	endpoint string   // full URL of the completion endpoint
+	user     *url.Userinfo
+	http     *http.Client
+	secrets  []string // strings that must never reach an error text
+}
+
+// splitURL parses a server URL, returning it without credentials (and without a
+// trailing slash or /v1) and the credentials it carried.
+func splitURL(raw string) (*url.URL, *url.Userinfo, error) {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil {
+		return nil, nil, fmt.Errorf("invalid --url: %v", redactURLError(err))
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, nil, fmt.Errorf("invalid --url %q: want http:// or https://", StripCredentials(raw))
+	}
+	if u.Host == "" {
+		return nil, nil, fmt.Errorf("invalid --url %q: no host", StripCredentials(raw))
+	}
+	user := u.User
+	u.User = nil
+	u.RawQuery, u.Fragment = "", ""
+	u.Path = strings.TrimRight(u.Path, "/")
+	u.Path = strings.TrimSuffix(u.Path, "/v1")
+	u.RawPath = ""
+	return u, user, nil
+}
+
+// redactURLError keeps url.Parse errors from echoing a URL with a password.
+func redactURLError(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err.Error()
+	}
+	return err.Error()
+}
+
+// StripCredentials returns raw without any user:password@ part, for storing and
+// printing. Unparseable input is reduced to its scheme and host as well as possible.
+func StripCredentials(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		if i := strings.LastIndex(raw, "@"); i >= 0 {
+			if j := strings.Index(raw, "://"); j >= 0 && j < i {
+				return raw[:j+3] + raw[i+1:]
+			}
+			return raw[i+1:]
+		}
+		return raw
+	}
+	u.User = nil
+	return u.String()
+}
+
+// NewClient prepares a client; it does not contact the server.
+func NewClient(opts ClientOptions) (*Client, error) {
+	base, user, err := splitURL(opts.BaseURL)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Endpoint == "" {
+		opts.Endpoint = "chat"
+	}
+	path := "/v1/chat/completions"
+	switch opts.Endpoint {
+	case "chat":
+	case "completions":
+		path = "/v1/completions"
+	default:
+		return nil, fmt.Errorf("invalid endpoint %q: want chat or completions", opts.Endpoint)
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = 5 * time.Minute
+	}
+	conns := max(opts.MaxConns, 16)
+	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
+	tr := &http.Transport{
+		Proxy:               http.ProxyFromEnvironment,
+		DialContext:         dialer.DialContext,
+		MaxIdleConns:        conns + 16,
+		MaxIdleConnsPerHost: conns + 16,
+		IdleConnTimeout:     90 * time.Second,
+		TLSHandshakeTimeout: 10 * time.Second,
+		// Streams are read as they arrive; a compressed stream would be buffered.
+		DisableCompression: true,
+		// HTTP/1.1 only: one stream per connection, like the serving engines'
+		// benchmarks, and no head-of-line coupling between requests.
+		ForceAttemptHTTP2: false,
+		TLSNextProto:      map[string]func(string, *tls.Conn) http.RoundTripper{},
+		ReadBufferSize:    8 << 10,
+		WriteBufferSize:   8 << 10,
+	}
+	if opts.Insecure {
+		tr.TLSClientConfig = &tls.Config{InsecureSkipVerify: true} //nolint:gosec // the user asked for it
+	}
+	c := &Client{
+		opts:     opts,
+		base:     base,
+		endpoint: base.String() + path,
+		user:     user,
+		http:     &http.Client{Transport: tr},
+	}
+	if opts.APIKey != "" {
+		c.secrets = append(c.secrets, opts.APIKey)
+	}
+	if user != nil {
+		if p, ok := user.Password(); ok && p != "" {
+			c.secrets = append(c.secrets, p)
+		}
+	}
+	return c, nil
+}
+
+// BaseURL is the server root without credentials.
+func (c *Client) BaseURL() string { return c.base.String() }
+
+// Close releases idle connections.
+func (c *Client) Close() { c.http.CloseIdleConnections() }
+
+// sanitize makes an error text safe to store: no secrets, at most maxErrorBytes.
+func (c *Client) sanitize(s string) string {
+	for _, sec := range c.secrets {
+		if sec != "" {
+			s = strings.ReplaceAll(s, sec, "[redacted]")
+		}
+	}
+	return truncate(s, maxErrorBytes)
+}
+
+// authorize adds the credentials to a request.
+func (c *Client) authorize(req *http.Request) {
+	if c.opts.APIKey != "" {
+		req.Header.Set("Authorization", "Bearer "+c.opts.APIKey)
+	} else if c.user != nil {
+		p, _ := c.user.Password()
+		req.SetBasicAuth(c.user.Username(), p)
+	}
+}
+
+// Prompt is one request's input: a completions prompt or chat messages.
+type Prompt struct {
+	Text     string            // completions prompt, or the single user message for chat
+	Messages []json.RawMessage // chat messages from a dataset (used as given)
+	// MaxTokens overrides the run's --output-tokens when > 0 (dataset lines).
+	MaxTokens int
+	// TargetTokens is the prompt length the workload aimed at (0 when unknown).
+	TargetTokens int
+}
+
+type chatMessage struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+type streamOptions struct {
+	IncludeUsage bool `json:"include_usage"`
+}
+
+type completionRequest struct {
+	Model         string            `json:"model"`
+	Messages      []json.RawMessage `json:"messages,omitempty"`
+	Prompt        *string           `json:"prompt,omitempty"`
+	MaxTokens     int               `json:"max_tokens"`
+	Stream        bool              `json:"stream"`
+	StreamOptions streamOptions     `json:"stream_options"`
+	IgnoreEOS     bool              `json:"ignore_eos,omitempty"`
+	Temperature   *float64          `json:"temperature,omitempty"`
+}
+
+// body encodes the request for p.
+func (c *Client) body(p Prompt, maxTokens int) ([]byte, error) {
+	q := completionRequest{
+		Model:         c.opts.Model,
+		MaxTokens:     maxTokens,
+		Stream:        true,
+		StreamOptions: streamOptions{IncludeUsage: true},
+		IgnoreEOS:     c.opts.IgnoreEOS,
+	}
+	if c.opts.Endpoint == "completions" {
+		text := p.Text
+		if len(p.Messages) > 0 {
+			return nil, errors.New("a dataset line with messages needs --endpoint chat")
+		}
+		q.Prompt = &text
+	} else if len(p.Messages) > 0 {
+		q.Messages = p.Messages
+	} else {
+		m, err := json.Marshal(chatMessage{Role: "user", Content: p.Text})
+		if err != nil {
+			return nil, err
+		}
+		q.Messages = []json.RawMessage{m}
+	}
+	return json.Marshal(q)
+}
+
+// Result is what one streamed request measured. Times are Unix nanoseconds; zero
+// means "did not happen".
+type Result struct {
+	SentNs         int64
+	FirstTokenNs   int64
+	FirstContentNs int64
+	EndNs          int64
+	GapsUs         []int32
+	ContentChunks  int
+	ReasoningChunk int
+	Usage          *usage
+	Status         int
+	Finish         string
+	Err            string
+	// Conn is true when the request failed before any HTTP response (dial refused,
+	// reset before headers): the server may be gone.
+	Conn bool
+}
+
+// Do sends one streaming request and measures it. ctx cancels it (the row then says
+// "cancelled"). It never returns an error: failures are described in Result.Err.
+func (c *Client) Do(ctx context.Context, p Prompt, maxTokens int) Result {
+	var res Result
+	start := time.Now()
+	body, err := c.body(p, maxTokens)
+	if err != nil {
+		res.SentNs, res.EndNs = start.UnixNano(), start.UnixNano()
+		res.Err = c.sanitize("building request: " + err.Error())
+		return res
+	}
+
+	var lastRead atomic.Int64
+	lastRead.Store(start.UnixNano())
+	rctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	// The stall watchdog: fail the request once nothing arrived for the timeout.
+	timeout := c.opts.Timeout
+	var watchdog *time.Timer
+	watchdog = time.AfterFunc(timeout, func() {
+		idle := time.Duration(time.Now().UnixNano() - lastRead.Load())
+		if idle >= timeout {
+			cancel(errStalled)
+			return
+		}
+		watchdog.Reset(timeout - idle)
+	})
+	defer watchdog.Stop()
+
+	var sent atomic.Int64
+	trace := &httptrace.ClientTrace{
+		WroteRequest: func(httptrace.WroteRequestInfo) { sent.Store(time.Now().UnixNano()) },
+	}
+	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(rctx, trace), http.MethodPost, c.endpoint, bytes.NewReader(body))
+	if err != nil {
+		res.SentNs, res.EndNs = start.UnixNano(), start.UnixNano()
+		res.Err = c.sanitize("building request: " + err.Error())
+		return res
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	c.authorize(req)
+
+	resp, err := c.http.Do(req)
+	res.SentNs = sent.Load()
+	if res.SentNs == 0 {
+		res.SentNs = start.UnixNano()
+	}
+	if err != nil {
+		res.EndNs = time.Now().UnixNano()
+		res.Err = c.sanitize(c.failure(ctx, rctx, err, timeout))
+		res.Conn = ctx.Err() == nil && context.Cause(rctx) != errStalled
+		return res
+	}
+	defer resp.Body.Close()
+	res.Status = resp.StatusCode
+	lastRead.Store(time.Now().UnixNano())
+	if resp.StatusCode/100 != 2 {
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
+		res.EndNs = time.Now().UnixNano()
+		res.Err = c.sanitize(httpErrorText(resp.StatusCode, msg))
+		return res
+	}
+
+	sr := newSSEReader(&stampReader{r: resp.Body, last: &lastRead})
+	var last int64
+	for {
+		ev, data, err := sr.next()
+		if err != nil {
+			now := time.Now().UnixNano()
+			if err == io.EOF {
+				if res.Finish == "" {
+					res.EndNs = endOr(last, now)
+					res.Err = "stream ended before a finish_reason"
+				} else {
+					res.EndNs = endOr(last, now)
+				}
+				return res
+			}
+			res.EndNs = now
+			res.Err = c.sanitize(c.failure(ctx, rctx, err, timeout))
+			return res
+		}
+		ch, derr := decodeChunk(ev, data)
+		now := time.Now().UnixNano()
+		if derr != nil {
+			res.EndNs = now
+			res.Err = c.sanitize(derr.Error())
+			return res
+		}
+		if ch.Content || ch.Reasoning {
+			if res.FirstTokenNs == 0 {
+				res.FirstTokenNs = now
+			} else {
+				res.GapsUs = append(res.GapsUs, gapUs(now-last))
+			}
+			if ch.Content {
+				res.ContentChunks++
+				if res.FirstContentNs == 0 {
+					res.FirstContentNs = now
+				}
+			} else {
+				res.ReasoningChunk++
+			}
+			last = now
+		}
+		if ch.Usage != nil {
+			res.Usage = ch.Usage
+		}
+		if ch.Finish != "" {
+			res.Finish = ch.Finish
+		}
+		if ch.Err != "" {
+			res.EndNs = now
+			res.Err = c.sanitize(ch.Err)
+			return res
+		}
+		if ch.Done {
+			res.EndNs = endOr(last, now)
+			if res.Finish == "" {
+				res.Err = "stream ended ([DONE]) without a finish_reason"
+			}
+			return res
+		}
+	}
+}
+
+// endOr is the end time of a stream: its last token chunk, else now.
+func endOr(last, now int64) int64 {
+	if last != 0 {
+		return last
+	}
+	return now
+}
+
+// failure describes a transport error: cancelled by the sweep, stalled, or a
+// connection problem.
+func (c *Client) failure(outer, inner context.Context, err error, timeout time.Duration) string {
+	switch {
+	case outer.Err() != nil:
+		return "cancelled"
+	case context.Cause(inner) == errStalled:
+		return fmt.Sprintf("timeout: no data for %s (stalled)", timeout)
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err // drop "Post URL:" — the URL is in the run info
+	}
+	msg := err.Error()
+	switch {
+	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
+		return "connection closed mid-stream: " + msg
+	case strings.Contains(msg, "connection refused"):
+		return "connection refused: " + msg
+	case strings.Contains(msg, "connection reset"):
+		return "connection reset: " + msg
+	}
+	return "connection error: " + msg
+}
+
+// httpErrorText summarizes a non-2xx response: the status and the server's message.
+func httpErrorText(status int, body []byte) string {
+	msg := strings.TrimSpace(string(body))
+	var e struct {
+		Error   json.RawMessage `json:"error"`
+		Message string          `json:"message"`
+		Detail  json.RawMessage `json:"detail"`
+	}
+	if json.Unmarshal(body, &e) == nil {
+		switch {
+		case len(e.Error) > 0 && !isJSONNull(e.Error):
+			msg = strings.TrimPrefix(errorText(body), "server error: ")
+		case e.Message != "":
+			msg = e.Message
+		case len(e.Detail) > 0:
+			msg = string(e.Detail)
+		}
+	}
+	msg = strings.Join(strings.Fields(msg), " ")
+	text := fmt.Sprintf("HTTP %d %s", status, http.StatusText(status))
+	if msg != "" {
+		text += ": " + msg
+	}
+	return text
+}
+
+// gapUs converts a gap in nanoseconds to microseconds, saturating at int32.
+func gapUs(ns int64) int32 {
+	us := ns / 1000
+	if us > 1<<31-1 {
+		return 1<<31 - 1
+	}
+	if us < 0 {
+		return 0
+	}
+	return int32(us)
+}
+
+// stampReader notes when data last arrived, for the stall watchdog.
+type stampReader struct {
+	r    io.Reader
+	last *atomic.Int64
+}
+
+func (s *stampReader) Read(p []byte) (int, error) {
+	n, err := s.r.Read(p)
+	if n > 0 {
+		s.last.Store(time.Now().UnixNano())
+	}
+	return n, err
+}
+
+// Row turns a result into a trace row; the sweep fills the run and level fields.
+func (r *Result) fill(row *Row) {
+	row.SentNs = r.SentNs
+	if r.FirstTokenNs != 0 {
+		row.FirstTokenNs = ptr(r.FirstTokenNs)
+	}
+	if r.FirstContentNs != 0 {
+		row.FirstContentNs = ptr(r.FirstContentNs)
+	}
+	row.EndNs = r.EndNs
+	row.ChunkGapsUs = r.GapsUs
+	if row.ChunkGapsUs == nil {
+		row.ChunkGapsUs = []int32{}
+	}
+	row.Status = int32(r.Status)
+	if r.Finish != "" {
+		row.FinishReason = ptr(r.Finish)
+	}
+	if r.Err != "" {
+		row.Error = ptr(r.Err)
+	}
+	row.TokensSource = "chunks"
+	chunks := int32(r.ContentChunks + r.ReasoningChunk)
+	if u := r.Usage; u != nil {
+		row.PromptTokens = u.PromptTokens
+		row.CachedTokens = u.CachedTokens
+		row.ReasoningTokens = u.ReasoningTokens
+		if u.CompletionTokens != nil {
+			row.OutputTokens = u.CompletionTokens
+			row.TokensSource = "usage"
+		}
+	}
+	if row.TokensSource == "chunks" && (chunks > 0 || r.Err == "") {
+		row.OutputTokens = ptr(chunks)
+	}
+	if row.ReasoningTokens == nil && r.ReasoningChunk > 0 {
+		row.ReasoningTokens = ptr(int32(r.ReasoningChunk))
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

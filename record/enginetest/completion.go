@@ -35,7 +35,8 @@ type request struct {
 	MaxCompletionTokens *int            `json:"max_completion_tokens"`
 	Stream              bool            `json:"stream"`
 	StreamOptions       *struct {
-		IncludeUsage bool `json:"include_usage"`
+		IncludeUsage         bool `json:"include_usage"`
+		ContinuousUsageStats bool `json:"continuous_usage_stats"`
 	} `json:"stream_options"`
 	Stop      json.RawMessage `json:"stop"`
 	IgnoreEOS bool            `json:"ignore_eos"`
@@ -253,6 +254,8 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, ep endp
 	status = http.StatusOK
 	if q.Stream {
 		g.usage = g.usage && q.StreamOptions != nil && q.StreamOptions.IncludeUsage
+		g.continuous = g.usage && q.StreamOptions.ContinuousUsageStats
+		g.usageOnFinish = s.cfg.Kind == "llamacpp" && ep == endpointCompletions
 		g.stream(r.Context(), w)
 	} else {
 		g.plain(r.Context(), w)

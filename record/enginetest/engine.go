@@ -7,6 +7,13 @@
 // received it, when it got a slot, when each token chunk was sent), so tests can
 // check a recorder's measurements against the truth.
 //
+// Streams follow vLLM: a role chunk, token chunks, a finish chunk, with
+// stream_options.include_usage a usage chunk with empty choices (with
+// continuous_usage_stats also usage on every chunk), then data: [DONE]. With Kind
+// "llamacpp" the completions endpoint puts usage on the finish chunk instead, as
+// llama.cpp does. Prompt tokens are counted with CountTokens (words); the output is
+// always max_tokens words ("think " for reasoning, "tok " for the answer).
+//
 // The engine is built to hold thousands of concurrent streams on a small machine:
 // chunk bytes are encoded once per request, each chunk is one Write and one Flush,
 // and with TokenGap == 0 streams write without timers.

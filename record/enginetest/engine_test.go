@@ -143,6 +143,7 @@ func TestStreamShape(t *testing.T) {
 		want                      []string
 		prompt, output, reasoning int
 		usage                     bool
+		usageEvents               int // events carrying usage; 0 = 1 if usage
 	}{
 		{
 			name:   "chat reasoning, 2 tokens per chunk",
@@ -182,6 +183,26 @@ func TestStreamShape(t *testing.T) {
 			prompt: 3, output: 4, usage: true,
 		},
 		{
+			name: "continuous usage stats",
+			path: "/v1/chat/completions",
+			body: map[string]any{"model": "test-model", "prompt": "unused", "max_tokens": 2, "stream": true,
+				"messages":       []map[string]any{{"role": "user", "content": "a b c"}},
+				"stream_options": map[string]any{"include_usage": true, "continuous_usage_stats": true}},
+			golden: "chat_continuous_usage.golden",
+			want:   []string{"tok ", "tok "},
+			prompt: 3, output: 2, usage: true, usageEvents: 5,
+		},
+		{
+			name: "llama.cpp completions: usage on the finish chunk",
+			cfg:  Config{Kind: "llamacpp"},
+			path: "/v1/completions",
+			body: map[string]any{"model": "test-model", "prompt": "a", "max_tokens": 2, "stream": true,
+				"stream_options": map[string]any{"include_usage": true}},
+			golden: "llamacpp_completions_stream.golden",
+			want:   []string{"tok ", "tok "},
+			prompt: 1, output: 2, usage: true,
+		},
+		{
 			name:   "default output length",
 			cfg:    Config{DefaultOutputTokens: 3},
 			path:   "/v1/completions",
@@ -216,7 +237,8 @@ func TestStreamShape(t *testing.T) {
 			chat := tc.path == "/v1/chat/completions"
 			var tokens []string
 			var finish string
-			var sawRole, sawUsage bool
+			var sawRole bool
+			usageEvents := 0
 			for i, ev := range evs[:len(evs)-1] {
 				var c chunk
 				if err := json.Unmarshal([]byte(ev.data), &c); err != nil {
@@ -225,19 +247,23 @@ func TestStreamShape(t *testing.T) {
 				if c.Model != "test-model" {
 					t.Errorf("event %d model %q", i, c.Model)
 				}
-				if c.Usage != nil {
-					sawUsage = true
-					if len(c.Choices) != 0 {
-						t.Errorf("usage chunk has choices: %s", ev.data)
+				if u := c.Usage; u != nil {
+					usageEvents++
+					if u.PromptTokens != tc.prompt || u.TotalTokens != u.PromptTokens+u.CompletionTokens {
+						t.Errorf("usage %+v, want prompt %d", *u, tc.prompt)
 					}
-					u := c.Usage
-					if u.PromptTokens != tc.prompt || u.CompletionTokens != tc.output || u.TotalTokens != tc.prompt+tc.output {
-						t.Errorf("usage %+v, want prompt %d completion %d", *u, tc.prompt, tc.output)
+					if i == len(evs)-2 || len(c.Choices) == 1 && c.Choices[0].FinishReason != nil && tc.usageEvents == 0 {
+						// The final usage: the whole request.
+						if u.CompletionTokens != tc.output {
+							t.Errorf("final usage %+v, want completion %d", *u, tc.output)
+						}
+						if chat && (u.CompletionTokensDetails == nil || u.CompletionTokensDetails.ReasoningTokens != tc.reasoning) {
+							t.Errorf("usage reasoning details %+v, want %d", u.CompletionTokensDetails, tc.reasoning)
+						}
 					}
-					if chat && (u.CompletionTokensDetails == nil || u.CompletionTokensDetails.ReasoningTokens != tc.reasoning) {
-						t.Errorf("usage reasoning details %+v, want %d", u.CompletionTokensDetails, tc.reasoning)
+					if len(c.Choices) == 0 {
+						continue
 					}
-					continue
 				}
 				if len(c.Choices) != 1 {
 					t.Fatalf("event %d has %d choices", i, len(c.Choices))
@@ -269,8 +295,12 @@ func TestStreamShape(t *testing.T) {
 			if sawRole != chat {
 				t.Errorf("role chunk seen %v, want %v", sawRole, chat)
 			}
-			if sawUsage != tc.usage {
-				t.Errorf("usage seen %v, want %v", sawUsage, tc.usage)
+			wantUsage := tc.usageEvents
+			if wantUsage == 0 && tc.usage {
+				wantUsage = 1
+			}
+			if usageEvents != wantUsage {
+				t.Errorf("%d events carry usage, want %d", usageEvents, wantUsage)
 			}
 			if finish != "length" {
 				t.Errorf("finish_reason %q, want length", finish)

@@ -21,14 +21,19 @@ type generation struct {
 	entry     *RequestLog
 	ep        endpoint
 	fault     Fault
-	prompt    int    // prompt tokens
-	output    int    // tokens to generate
-	reasoning int    // of which the first ones are reasoning
-	usage     bool   // send usage
-	finish    string // finish_reason
-	id        string
-	created   int64
-	chunkTime bool
+	prompt    int  // prompt tokens
+	output    int  // tokens to generate
+	reasoning int  // of which the first ones are reasoning
+	usage     bool // send usage
+	// continuous: usage on every chunk (vLLM stream_options.continuous_usage_stats).
+	continuous bool
+	// usageOnFinish: usage rides on the finish chunk instead of a chunk of its own
+	// (llama.cpp's completions endpoint).
+	usageOnFinish bool
+	finish        string // finish_reason
+	id            string
+	created       int64
+	chunkTime     bool
 
 	// Progress, written only by the serving goroutine and copied to entry at the end.
 	sentTokens    int
@@ -79,26 +84,38 @@ func (e *encoder) event(rest string) []byte {
 	return b
 }
 
-func (e *encoder) role() []byte {
-	return e.event(`[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]`)
+// withUsage appends the usage field to an event's choices: u is a usage object, or
+// "" for none (the completions endpoint then says "usage":null, as vLLM does).
+func (e *encoder) withUsage(choices, u string) []byte {
+	switch {
+	case u != "":
+		return e.event(choices + `,"usage":` + u)
+	case e.ep == endpointCompletions:
+		return e.event(choices + `,"usage":null`)
+	}
+	return e.event(choices)
+}
+
+func (e *encoder) role(u string) []byte {
+	return e.withUsage(`[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]`, u)
 }
 
 // tokens is an event carrying n generated words (reasoning or answer).
-func (e *encoder) tokens(n int, reasoning bool) []byte {
-	if e.ep == endpointCompletions {
-		return e.event(`[{"index":0,"text":"` + strings.Repeat(contentWord, n) + `","logprobs":null,"finish_reason":null,"stop_reason":null}],"usage":null`)
+func (e *encoder) tokens(n int, reasoning bool, u string) []byte {
+	switch {
+	case e.ep == endpointCompletions:
+		return e.withUsage(`[{"index":0,"text":"`+strings.Repeat(contentWord, n)+`","logprobs":null,"finish_reason":null,"stop_reason":null}]`, u)
+	case reasoning:
+		return e.withUsage(`[{"index":0,"delta":{"`+e.reasoningKey+`":"`+strings.Repeat(reasoningWord, n)+`"},"logprobs":null,"finish_reason":null}]`, u)
 	}
-	if reasoning {
-		return e.event(`[{"index":0,"delta":{"` + e.reasoningKey + `":"` + strings.Repeat(reasoningWord, n) + `"},"logprobs":null,"finish_reason":null}]`)
-	}
-	return e.event(`[{"index":0,"delta":{"content":"` + strings.Repeat(contentWord, n) + `"},"logprobs":null,"finish_reason":null}]`)
+	return e.withUsage(`[{"index":0,"delta":{"content":"`+strings.Repeat(contentWord, n)+`"},"logprobs":null,"finish_reason":null}]`, u)
 }
 
-func (e *encoder) finish(reason string) []byte {
+func (e *encoder) finish(reason, u string) []byte {
 	if e.ep == endpointCompletions {
-		return e.event(`[{"index":0,"text":"","logprobs":null,"finish_reason":"` + reason + `","stop_reason":null}],"usage":null`)
+		return e.withUsage(`[{"index":0,"text":"","logprobs":null,"finish_reason":"`+reason+`","stop_reason":null}]`, u)
 	}
-	return e.event(`[{"index":0,"delta":{},"logprobs":null,"finish_reason":"` + reason + `","stop_reason":null}]`)
+	return e.withUsage(`[{"index":0,"delta":{},"logprobs":null,"finish_reason":"`+reason+`","stop_reason":null}]`, u)
 }
 
 func usageJSON(prompt, completion, reasoning int, chat bool) string {
@@ -112,8 +129,18 @@ func usageJSON(prompt, completion, reasoning int, chat bool) string {
 	return u + "}"
 }
 
-func (e *encoder) usage(prompt, completion, reasoning int) []byte {
-	return e.event(`[],"usage":` + usageJSON(prompt, completion, reasoning, e.ep == endpointChat))
+// usage is the usage-only event (empty choices) that ends a vLLM stream.
+func (e *encoder) usage(u string) []byte {
+	return e.event(`[],"usage":` + u)
+}
+
+// runningUsage is the per-chunk usage of continuous_usage_stats ("" when off).
+func (g *generation) runningUsage(completion int) string {
+	if !g.continuous {
+		return ""
+	}
+	return `{"prompt_tokens":` + strconv.Itoa(g.prompt) + `,"total_tokens":` + strconv.Itoa(g.prompt+completion) +
+		`,"completion_tokens":` + strconv.Itoa(completion) + `}`
 }
 
 // malformed is an event whose JSON is cut short.
@@ -170,7 +197,7 @@ func (c *chunkCache) get(n int, reasoning bool) []byte {
 	}
 	b, ok := c.m[k][n]
 	if !ok {
-		b = c.enc.tokens(n, reasoning)
+		b = c.enc.tokens(n, reasoning, "")
 		c.m[k][n] = b
 	}
 	return b
@@ -281,7 +308,7 @@ func (g *generation) stream(ctx context.Context, w http.ResponseWriter) {
 	gap := s.cfg.TokenGap
 	var pending []byte // events to send with the next token chunk
 	if g.ep == endpointChat {
-		pending = enc.role()
+		pending = enc.role(g.runningUsage(0))
 	}
 	for i := 0; i <= p.n; i++ {
 		if i == mid {
@@ -319,7 +346,12 @@ func (g *generation) stream(ctx context.Context, w http.ResponseWriter) {
 			return
 		}
 		n, reasoning := p.size(i)
-		buf := cache.get(n, reasoning)
+		var buf []byte
+		if g.continuous {
+			buf = enc.tokens(n, reasoning, g.runningUsage(g.sentTokens+n))
+		} else {
+			buf = cache.get(n, reasoning)
+		}
 		if g.fault == FaultCRLF && i%4 == 3 {
 			pending = append(pending, ": keep-alive\r\n\r\n"...)
 		}
@@ -339,9 +371,17 @@ func (g *generation) stream(ctx context.Context, w http.ResponseWriter) {
 		g.sent(t, n, reasoning)
 	}
 
-	tail := enc.finish(g.finish)
-	if g.usage {
-		tail = append(tail, enc.usage(g.prompt, g.sentTokens, g.sentReasoning)...)
+	total := usageJSON(g.prompt, g.sentTokens, g.sentReasoning, g.ep == endpointChat)
+	var tail []byte
+	switch {
+	case g.usageOnFinish && g.usage:
+		tail = enc.finish(g.finish, total)
+	case g.continuous:
+		tail = append(enc.finish(g.finish, g.runningUsage(g.sentTokens)), enc.usage(total)...)
+	case g.usage:
+		tail = append(enc.finish(g.finish, ""), enc.usage(total)...)
+	default:
+		tail = enc.finish(g.finish, "")
 	}
 	if g.fault != FaultNoDone {
 		tail = append(tail, "data: [DONE]"+eol+eol...)

@@ -229,3 +229,18 @@ func TestGroupDigits(t *testing.T) {
 		}
 	}
 }
+
+// TP 0 means one engine over every GPU (the analyze flags' convention), not GPUs replicas.
+func TestBuildCapacityTPZeroMeansAllGPUs(t *testing.T) {
+	opt := Options{ModelConfig: "../samples/models/llama-3.1-70b.json", GPU: "h100-sxm", GPUs: 8, ReserveGiB: -1}
+	c, _, err := BuildCapacity(ServerFacts{}, WorkloadTokens{Mean: 1000}, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Budget.TP != 8 || *c.KVBytesPerToken != 40960 {
+		t.Errorf("TP %d, %d bytes/token", c.Budget.TP, *c.KVBytesPerToken)
+	}
+	if want := float64(*c.KVCapacityTokens) / 1000; math.Abs(*c.ConcurrencyAtMeanRequest-want) > 1e-6*want {
+		t.Errorf("concurrency %v, want %v (one replica)", *c.ConcurrencyAtMeanRequest, want)
+	}
+}

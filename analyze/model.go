@@ -115,6 +115,9 @@ func BuildCapacity(facts ServerFacts, work WorkloadTokens, opt Options) (*Capaci
 	var plan *PlanResult
 	var kv *KVModel
 	var cfg *ModelConfig
+	if opt.TP <= 0 && opt.GPUs > 0 {
+		opt.TP = opt.GPUs // TP 0 means one engine over every GPU
+	}
 	if opt.ModelConfig != "" {
 		var err error
 		cfg, err = LoadModelConfig(opt.ModelConfig)

@@ -133,13 +133,19 @@ func patchLogBase2(a axis) optionPatch {
 	}}
 }
 
-func baseOpts(title string) []charts.GlobalOpts {
+// baseOpts are the options every chart shares; grid overrides the default plot area
+// (go-echarts appends grids, so a chart must not add a second one).
+func baseOpts(title string, grid ...opts.Grid) []charts.GlobalOpts {
+	g := opts.Grid{Left: "72", Right: "40", Top: "44", Bottom: "56"}
+	if len(grid) > 0 {
+		g = grid[0]
+	}
 	return []charts.GlobalOpts{
 		charts.WithAnimation(false),
 		charts.WithInitializationOpts(opts.Initialization{Renderer: "canvas", PageTitle: title}),
 		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis"}),
 		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Type: "scroll", Top: "0", Left: "center"}),
-		charts.WithGridOpts(opts.Grid{Left: "72", Right: "40", Top: "44", Bottom: "56"}),
+		charts.WithGridOpts(g),
 		charts.WithColorsOpts(opts.Colors(palette)),
 	}
 }
@@ -159,6 +165,21 @@ func points(ps []pt) []interface{} {
 		}
 	}
 	return out
+}
+
+// seriesName names a series: the run's label and what the series shows when several
+// runs overlay, just what it shows (capitalised) for one run.
+func seriesName(labels []string, i int, what string) string {
+	if len(labels) > 1 {
+		if what == "" {
+			return labels[i]
+		}
+		return labels[i] + " · " + what
+	}
+	if what == "" {
+		return "measured"
+	}
+	return what
 }
 
 // lineSeries is a go-echarts line series with the report's styling.
@@ -233,11 +254,22 @@ func buildCharts(a *analyze.Analysis, labels []string, opt Options) ([]chartSpec
 		}})
 	lat := section{ID: "latency", Title: "Latency",
 		Intro: "p50 (solid) and p99 (dashed) over every successful request of each level; horizontal lines are the latency targets (SLOs) the analysis used."}
-	lat.Charts = append(lat.Charts,
-		latencyChart(b, runs, labels, ax, "Time to first token", "TTFT (s)", "s", 1, func(l *analyze.Level) analyze.Summary { return l.TTFT }, func(s analyze.SLO) *float64 { return s.TTFT }),
-		latencyChart(b, runs, labels, ax, "Time per output token", "TPOT (ms)", "ms", 1000, func(l *analyze.Level) analyze.Summary { return l.TPOT }, func(s analyze.SLO) *float64 { return s.TPOT }),
-		latencyChart(b, runs, labels, ax, "End-to-end latency", "E2E (s)", "s", 1, func(l *analyze.Level) analyze.Summary { return l.E2E }, func(s analyze.SLO) *float64 { return s.E2E }),
-	)
+	for _, lc := range []struct {
+		title, short, yName, unit string
+		scale                     float64
+		get                       func(*analyze.Level) analyze.Summary
+		slo                       func(analyze.SLO) *float64
+	}{
+		{"Time to first token", "TTFT", "TTFT (s)", "s", 1, func(l *analyze.Level) analyze.Summary { return l.TTFT }, func(s analyze.SLO) *float64 { return s.TTFT }},
+		{"Time per output token", "TPOT", "TPOT (ms)", "ms", 1000, func(l *analyze.Level) analyze.Summary { return l.TPOT }, func(s analyze.SLO) *float64 { return s.TPOT }},
+		{"End-to-end latency", "E2E", "E2E (s)", "s", 1, func(l *analyze.Level) analyze.Summary { return l.E2E }, func(s analyze.SLO) *float64 { return s.E2E }},
+	} {
+		if !hasSummary(runs, lc.get) {
+			lat.Notes = append(lat.Notes, "No "+lc.short+" statistics in the analysis (no successful request measured it).")
+			continue
+		}
+		lat.Charts = append(lat.Charts, latencyChart(b, runs, labels, ax, lc.title, lc.yName, lc.unit, lc.scale, lc.get, lc.slo))
+	}
 	if cv, ok := itlChart(b, runs, labels); ok {
 		lat.Charts = append(lat.Charts, cv)
 	} else {
@@ -301,13 +333,13 @@ func throughputChart(b *chartBuilder, runs []analyze.Run, labels []string, ax ax
 			l := &r.Levels[j]
 			ps = append(ps, pt{levelXValue(l, ax.rate), l.OutputTokS})
 		}
-		s := lineSeries(labels[i], points(ps), color, "solid", true)
+		s := lineSeries(seriesName(labels, i, ""), points(ps), color, "solid", true)
 		if !ax.rate {
 			withMarkLines(&s, ceilingLines(r, color, len(runs) > 1))
 		}
 		c.MultiSeries = append(c.MultiSeries, s)
 		if f := r.Fit.USL; f != nil && !ax.rate && len(ps) > 0 {
-			c.MultiSeries = append(c.MultiSeries, lineSeries(labels[i]+" · USL fit", points(uslCurve(f, ax)), color, "dashed", false))
+			c.MultiSeries = append(c.MultiSeries, lineSeries(seriesName(labels, i, "USL fit"), points(uslCurve(f, ax)), color, "dashed", false))
 		}
 	}
 	caption := "Points are measured levels; the dashed curve is the USL fit X(N) = λN / (1 + σ(N−1) + κN(N−1)). Vertical lines mark the ceilings; the solid one is the realistic ceiling."
@@ -380,6 +412,18 @@ func uslCurve(f *analyze.USLFit, ax axis) []pt {
 	return out
 }
 
+// hasSummary reports whether any level has a median for the latency get picks.
+func hasSummary(runs []analyze.Run, get func(*analyze.Level) analyze.Summary) bool {
+	for i := range runs {
+		for j := range runs[i].Levels {
+			if get(&runs[i].Levels[j]).P50 != nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 func latencyChart(b *chartBuilder, runs []analyze.Run, labels []string, ax axis, title, yName, unit string, scale float64,
 	get func(*analyze.Level) analyze.Summary, slo func(analyze.SLO) *float64) chartView {
 	c := charts.NewLine()
@@ -402,8 +446,8 @@ func latencyChart(b *chartBuilder, runs []analyze.Run, labels []string, ax axis,
 				p99 = append(p99, pt{x, *s.P99 * scale})
 			}
 		}
-		s50 := lineSeries(labels[i]+" · p50", points(p50), runColor(i), "solid", true)
-		s99 := lineSeries(labels[i]+" · p99", points(p99), runColor(i), "dashed", true)
+		s50 := lineSeries(seriesName(labels, i, "p50"), points(p50), runColor(i), "solid", true)
+		s99 := lineSeries(seriesName(labels, i, "p99"), points(p99), runColor(i), "dashed", true)
 		s99.Symbol = "triangle"
 		if v := slo(r.SLO); v != nil && !seen[*v] {
 			seen[*v] = true
@@ -430,7 +474,7 @@ func perUserChart(b *chartBuilder, runs []analyze.Run, labels []string) chartVie
 			}
 			data = append(data, []interface{}{roundSig(l.OutputTokS, 5), roundSig(l.PerUserTokS, 4), levelX(l)})
 		}
-		s := lineSeries(labels[i], data, runColor(i), "solid", true)
+		s := lineSeries(seriesName(labels, i, ""), data, runColor(i), "solid", true)
 		s.Label = &opts.Label{Show: opts.Bool(true), Formatter: "{@[2]}", Position: "top", Color: "#444", FontSize: 10}
 		c.MultiSeries = append(c.MultiSeries, s)
 	}
@@ -453,8 +497,8 @@ func effectiveChart(b *chartBuilder, runs []analyze.Run, labels []string, ax axi
 			dec = append(dec, pt{x, l.DecodeConcurrency})
 			wait = append(wait, pt{x, l.WaitingConcurrency})
 		}
-		sd := lineSeries(labels[i]+" · in decode", points(dec), runColor(i), "solid", true)
-		sw := lineSeries(labels[i]+" · waiting / prefill", points(wait), runColor(i), "dashed", true)
+		sd := lineSeries(seriesName(labels, i, "in decode"), points(dec), runColor(i), "solid", true)
+		sw := lineSeries(seriesName(labels, i, "waiting / prefill"), points(wait), runColor(i), "dashed", true)
 		sw.Symbol = "triangle"
 		if v := r.Ceilings.Batch; v != nil {
 			withMarkLines(&sd, []markLine{hline(*v, "batch plateau "+fmtConc(*v), "#1B7837", "dashed")})
@@ -533,7 +577,7 @@ func itlChart(b *chartBuilder, runs []analyze.Run, labels []string) (chartView, 
 			if len(runs) == 1 {
 				color = palette[k%len(palette)]
 			}
-			hs = append(hs, histSeries{name: labels[i] + " · concurrency " + levelX(l), color: color, dash: dashes[k%len(dashes)], h: h})
+			hs = append(hs, histSeries{name: seriesName(labels, i, "concurrency "+levelX(l)), color: color, dash: dashes[k%len(dashes)], h: h})
 		}
 	}
 	if len(hs) == 0 {
@@ -598,7 +642,11 @@ func memoryChart(b *chartBuilder, runs []analyze.Run, labels []string) (chartVie
 	for i := range runs {
 		if c := runs[i].Capacity; c != nil && c.Budget != nil {
 			bd := c.Budget
-			cats = append(cats, fmt.Sprintf("%s\n%s, TP %d", labels[i], bd.GPU, bd.TP))
+			cat := fmt.Sprintf("%s × %d, TP %d", bd.GPU, bd.GPUs, bd.TP)
+			if len(runs) > 1 {
+				cat = labels[i] + "\n" + cat
+			}
+			cats = append(cats, cat)
 			budgets = append(budgets, bd)
 		}
 	}
@@ -606,10 +654,10 @@ func memoryChart(b *chartBuilder, runs []analyze.Run, labels []string) (chartVie
 		return chartView{}, false
 	}
 	c := charts.NewBar()
-	c.SetGlobalOptions(append(baseOpts("memory"),
+	c.SetGlobalOptions(append(baseOpts("memory", opts.Grid{Left: "16", Right: "40", Top: "60", Bottom: "56", ContainLabel: opts.Bool(true)}),
+		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Top: "0", Left: "center"}),
 		charts.WithXAxisOpts(opts.XAxis{Type: "value", Name: "Memory per GPU (GiB)", NameLocation: "middle", NameGap: 30}),
 		charts.WithYAxisOpts(opts.YAxis{Type: "category", Data: cats, Inverse: opts.Bool(true)}),
-		charts.WithGridOpts(opts.Grid{Left: "16", Right: "40", Top: "44", Bottom: "56", ContainLabel: opts.Bool(true)}),
 	)...)
 	c.Accept(optionPatch{fn: func(m map[string]interface{}) {
 		if t, ok := m["tooltip"].(opts.Tooltip); ok {
@@ -619,15 +667,24 @@ func memoryChart(b *chartBuilder, runs []analyze.Run, labels []string) (chartVie
 	}})
 	for _, cp := range comps {
 		data := make([]interface{}, len(budgets))
+		var any bool
 		for k, bd := range budgets {
-			data[k] = round(float64(cp.get(bd))/(1<<30), 2)
+			v := round(float64(cp.get(bd))/(1<<30), 1)
+			data[k] = v
+			any = any || v > 0
 		}
-		s := charts.SingleSeries{Name: cp.name, Type: "bar", Stack: "memory", Data: data, BarMaxWidth: "42"}
+		if !any {
+			continue // e.g. nothing unallocated: no empty legend entry
+		}
+		s := charts.SingleSeries{Name: cp.name, Type: "bar", Stack: "memory", Data: data, BarMaxWidth: "56"}
 		s.ItemStyle = &opts.ItemStyle{Color: cp.color}
+		// The value inside each segment, when there is room for it.
+		s.Label = &opts.Label{Show: opts.Bool(true), Position: "inside", Formatter: "{c} GiB", Color: "#1d2330", FontSize: 11}
+		s.LabelLayout = &opts.LabelLayout{HideOverlap: opts.Bool(true)}
 		c.MultiSeries = append(c.MultiSeries, s)
 	}
 	caption := "One GPU: the server may use memory × utilization; weights and the activation reserve come off the top and the rest is KV cache."
-	return b.add(c, "", "GiB", "GiB", "Memory per GPU", caption, false, 140+70*len(budgets)), true
+	return b.add(c, "", "GiB", "GiB", "Memory per GPU", caption, false, max(300, 140+70*len(budgets))), true
 }
 
 func hasCapacity(runs []analyze.Run) bool {
@@ -660,14 +717,16 @@ func kvChart(b *chartBuilder, runs []analyze.Run, labels []string, ax axis) char
 				p99 = append(p99, pt{levelXValue(l, ax.rate), x * *r.Capacity.P99RequestTokens})
 			}
 		}
-		sm := lineSeries(labels[i]+" · demand, mean request", points(mean), runColor(i), "solid", true)
+		sm := lineSeries(seriesName(labels, i, "demand, mean request"), points(mean), runColor(i), "solid", true)
 		var lines []markLine
 		if cp := r.Capacity; cp != nil {
 			if cp.KVCapacityTokens != nil {
 				lines = append(lines, hline(float64(*cp.KVCapacityTokens), "capacity "+fmtInt(*cp.KVCapacityTokens)+" ("+cp.Source+")", capColor(len(runs), i, "#B00020"), "solid"))
 			}
 			if cp.Source == "measured" && cp.ModelledKVCapacityTokens != nil {
-				lines = append(lines, hline(float64(*cp.ModelledKVCapacityTokens), "modelled "+fmtInt(*cp.ModelledKVCapacityTokens), capColor(len(runs), i, "#7B3294"), "dashed"))
+				ml := hline(float64(*cp.ModelledKVCapacityTokens), "modelled "+fmtInt(*cp.ModelledKVCapacityTokens), capColor(len(runs), i, "#7B3294"), "dashed")
+				ml.Label.Position = "insideStartBottom" // keep clear of the measured line's label
+				lines = append(lines, ml)
 			}
 		}
 		if v := r.Ceilings.KV; v != nil && !ax.rate {
@@ -676,7 +735,7 @@ func kvChart(b *chartBuilder, runs []analyze.Run, labels []string, ax axis) char
 		withMarkLines(&sm, lines)
 		c.MultiSeries = append(c.MultiSeries, sm)
 		if len(p99) > 0 {
-			s := lineSeries(labels[i]+" · demand, p99 request", points(p99), runColor(i), "dashed", false)
+			s := lineSeries(seriesName(labels, i, "demand, p99 request"), points(p99), runColor(i), "dashed", false)
 			c.MultiSeries = append(c.MultiSeries, s)
 		}
 	}
@@ -749,13 +808,12 @@ func timelineChart(b *chartBuilder, r *analyze.Run, label string, maxReq int) (c
 		note = fmt.Sprintf("showing %d of %d requests (thinned evenly)", len(reqs), total)
 	}
 	c := charts.NewBar()
-	c.SetGlobalOptions(append(baseOpts("timeline"),
+	c.SetGlobalOptions(append(baseOpts("timeline", opts.Grid{Left: "40", Right: "24", Top: "44", Bottom: "56"}),
 		charts.WithTitleOpts(opts.Title{Subtitle: note, Right: "8", Top: "0"}),
-		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Top: "0", Left: "8"}),
+		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Top: "0", Left: "8", Data: []string{"waiting + prefill", "decode"}}),
 		charts.WithXAxisOpts(opts.XAxis{Type: "value", Name: "Time since the level started (s)", NameLocation: "middle", NameGap: 30}),
 		charts.WithYAxisOpts(opts.YAxis{Type: "category", Data: cats, Inverse: opts.Bool(true), Name: "Requests, in the order sent", NameLocation: "middle", NameGap: 12,
 			AxisLabel: &opts.AxisLabel{Show: opts.Bool(false)}}),
-		charts.WithGridOpts(opts.Grid{Left: "40", Right: "24", Top: "44", Bottom: "56"}),
 	)...)
 	off := charts.SingleSeries{Name: "sent at", Type: "bar", Stack: "t", Data: offset, BarCategoryGap: "20%"}
 	off.ItemStyle = &opts.ItemStyle{Color: "rgba(0,0,0,0)"}
@@ -859,7 +917,12 @@ func metricCharts(b *chartBuilder, runs []analyze.Run, labels []string) ([]chart
 		shade := map[int]int{}
 		for _, rf := range byName[name] {
 			sname := labels[rf.run]
-			if rf.m.Labels != "" && perRun[rf.run] > 1 {
+			switch {
+			case len(runs) == 1 && rf.m.Labels != "":
+				sname = rf.m.Labels
+			case len(runs) == 1:
+				sname = "value"
+			case rf.m.Labels != "" && perRun[rf.run] > 1:
 				sname += " · " + rf.m.Labels
 			}
 			ps := make([]pt, 0, len(rf.m.Points))

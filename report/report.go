@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/ceiling-llm/ceiling/analyze"
@@ -116,6 +117,11 @@ func buildPage(a *analyze.Analysis, opt Options) (*page, error) {
 		levels += len(a.Runs[i].Levels)
 	}
 	p.NoLevels = levels == 0
+	if len(p.Runs) == 1 && len(p.Runs[0].Meta) > 8 {
+		m := p.Runs[0].Meta
+		half := (len(m) + 1) / 2
+		p.Runs[0].MetaCols = [][]metaRow{m[:half], m[half:]}
+	}
 	if p.Title == "" {
 		p.Title = defaultTitle(a.Runs, labels)
 	}
@@ -190,7 +196,9 @@ func runLabels(runs []analyze.Run) []string {
 		case l == "":
 			l = src
 		case count[l] > 1 && src != "":
-			l = l + " · " + src
+			// Same model twice (two quantizations, two servers): the file tells
+			// them apart, and legends stay short.
+			l = strings.TrimSuffix(strings.TrimSuffix(src, ".parquet"), ".parts")
 		}
 		out[i] = l
 	}

@@ -15,6 +15,7 @@ import (
 type runView struct {
 	Index    int
 	Label    string
+	Model    string
 	Color    string
 	Source   string
 	Verdict  string
@@ -24,6 +25,9 @@ type runView struct {
 	Cards    []card
 	Table    levelTable
 	Meta     []metaRow
+	// MetaCols splits Meta into columns: two for a single run (a long list reads
+	// badly at full width), one per run otherwise.
+	MetaCols [][]metaRow
 
 	run        *analyze.Run
 	ceilingLvl *analyze.Level // the highest tested level within the ceiling
@@ -57,7 +61,7 @@ var palette = []string{"#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#
 func runColor(i int) string { return palette[i%len(palette)] }
 
 func newRunView(r *analyze.Run, label string, idx int) *runView {
-	v := &runView{Index: idx, Label: label, Color: runColor(idx), Source: r.Source, run: r}
+	v := &runView{Index: idx, Label: label, Model: r.Model, Color: runColor(idx), Source: r.Source, run: r}
 	v.ceilingLvl, v.peakLvl = keyLevels(r)
 	v.Verdict, v.Found = verdict(r)
 	v.Evidence = r.Ceiling.Evidence
@@ -65,6 +69,7 @@ func newRunView(r *analyze.Run, label string, idx int) *runView {
 	v.Cards = cards(v)
 	v.Table = table(r, v.ceilingLvl)
 	v.Meta = metadata(r)
+	v.MetaCols = [][]metaRow{v.Meta}
 	return v
 }
 

@@ -47,7 +47,7 @@
     for (var i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
     var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
     return new Response(stream).text().then(function (src) {
-      // Indirect eval runs the library at global scope, as a <script> would.
+      // Indirect eval runs the library at global scope, like a script element.
       (0, eval)(src);
       if (!window.echarts) throw new Error("echarts did not define itself");
     });

@@ -78,8 +78,8 @@ type ModelConfig struct {
 
 	QuantMethod string // quantization_config.quant_method, lower case
 
-	// Constant per-request state of linear-attention / state-space layers, in elements
-	// per layer before tensor-parallel sharding, and how many of those elements shard.
+	// Constant per-request state of one linear-attention / state-space layer, in
+	// elements before tensor-parallel sharding (every term shards by heads or channels).
 	stateElems  int64
 	stateFields string // the formula, for the derivation text
 

@@ -506,7 +506,21 @@ func (l *levelAcc) finish(level int32, slo SLO) Level {
 	return out
 }
 
-// warnings are the data-quality warnings of one level (see the rules in warnRun).
+// warnings are the data-quality warnings of one level. The rules:
+//   - errors: more than 1% of the level's attempts failed (listed by kind);
+//   - usage missing: any successful request whose tokens were counted from chunks;
+//   - token counts disagreeing (per request, by more than 2% of the usage count):
+//     more chunks than usage tokens is always wrong, since a token chunk carries at
+//     least one token; fewer chunks than tokens is normal for servers that send
+//     several tokens per chunk, so it is only flagged when the server otherwise
+//     streams one token per chunk (at least 4 in 5 requests match exactly): then the
+//     missing chunks were lost or merged on the way and ITL is inflated. A server
+//     that sends more than 1.5 tokens per chunk on average gets a note that ITL is
+//     per chunk;
+//   - client lag in open loop: send lag p99 above 10 ms or above 1% of the arrival
+//     interval;
+//   - client CPU: the recorder's LevelInfo.client_cpu_util above 0.8;
+//   - no steady state: the workers were never all busy at once.
 func (l *levelAcc) warnings(lv Level, meta *levelMeta) []string {
 	var ws []string
 	name := levelName(lv)
@@ -525,7 +539,7 @@ func (l *levelAcc) warnings(lv Level, meta *levelMeta) []string {
 		ws = append(ws, fmt.Sprintf("%s: %d requests received more token chunks than their usage tokens (by more than 2%%): every token chunk carries at least one token, so the usage under-reports or chunks were miscounted",
 			name, l.moreChunks))
 	}
-	if l.usageRows > 0 && float64(l.exactRows) >= 0.9*float64(l.usageRows) && l.fewerChunks > 0 {
+	if l.usageRows > 0 && float64(l.exactRows) >= 0.8*float64(l.usageRows) && l.fewerChunks > 0 {
 		ws = append(ws, fmt.Sprintf("%s: %d requests received more than 2%% fewer chunks than usage tokens although this server streams one token per chunk: chunks were lost or merged on the way, and ITL is inflated",
 			name, l.fewerChunks))
 	}

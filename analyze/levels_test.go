@@ -251,3 +251,45 @@ func containsPrefix(list []string, prefix string) bool {
 	}
 	return false
 }
+
+// TestDataWarnings exercises the token-count and client-lag rules.
+func TestDataWarnings(t *testing.T) {
+	var rows []record.Row
+	for i := range 20 {
+		r := engineRow(0, 1, 0, int64(i), float64(i)*100, 10, gaps(4, 10000), 5) // 5 chunks
+		switch i {
+		case 3:
+			r.OutputTokens = i32(7) // 5 chunks for 7 tokens on a one-token-per-chunk server: lost chunks
+		case 4:
+			r.OutputTokens = i32(4) // 5 chunks for 4 tokens: usage under-reports
+		case 5:
+			r.TokensSource = "chunks"
+		}
+		rows = append(rows, r)
+	}
+	for i := range 10 {
+		// Open loop at 10/s: each request sent 20 ms after it was due.
+		r := engineRow(1, 0, 0, int64(100+i), 5000+float64(i)*100+20, 10, gaps(4, 10000), 5)
+		r.Rate = 10
+		r.ScheduledNs = ms(5000 + float64(i)*100)
+		rows = append(rows, r)
+	}
+	path := writeTrace(t, t.TempDir(), "run.parquet", knownInfo(), rows)
+	a, err := Analyze(context.Background(), []string{path}, Options{TimelineLevel: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := a.Runs[0]
+	for _, w := range []string{
+		"level 0 (concurrency 1): usage missing for 1 of 20 requests",
+		"level 0 (concurrency 1): 1 requests received more token chunks than their usage tokens",
+		"level 0 (concurrency 1): 1 requests received more than 2% fewer chunks than usage tokens",
+		"level 1 (rate 10/s): the client sent late: send lag p99 20.0 ms",
+	} {
+		if !containsPrefix(r.Warnings, w) {
+			t.Errorf("warnings %q lack %q", r.Warnings, w)
+		}
+	}
+	// Open-loop window: first to last scheduled arrival, 5000 → 5900 ms.
+	near(t, "rate window", r.Levels[1].WindowS, 0.9, 1e-12)
+}

@@ -435,15 +435,19 @@ func TestSlotsQueue(t *testing.T) {
 func TestKVBudgetQueue(t *testing.T) {
 	// Each request needs 10 prompt + 40 output tokens; 120 holds two at a time.
 	prompt := strings.Repeat("w ", 10)
-	s := New(Config{KVTokens: 120, TokenGap: 5 * time.Millisecond, Kind: "vllm"})
+	s := New(Config{KVTokens: 120, TokenGap: 10 * time.Millisecond, Kind: "vllm"})
 	defer s.Close()
 	bodies := []map[string]any{chatBody(prompt, 40), chatBody(prompt, 40), chatBody(prompt, 40)}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		streamAll(t, s, bodies, 5*time.Millisecond)
+		streamAll(t, s, bodies, 0)
 	}()
-	time.Sleep(60 * time.Millisecond)
+	// Wait until all three arrived, then two run and one waits.
+	deadline := time.Now().Add(2 * time.Second)
+	for s.Running()+s.Waiting() < 3 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
 	if r, w := s.Running(), s.Waiting(); r != 2 || w != 1 {
 		t.Errorf("running %d waiting %d, want 2 and 1", r, w)
 	}
@@ -457,6 +461,7 @@ func TestKVBudgetQueue(t *testing.T) {
 	}
 	<-done
 	log := s.Log()
+	sort.Slice(log, func(i, j int) bool { return log[i].SlotAcquired.Before(log[j].SlotAcquired) })
 	end := log[0].LastTokenSent
 	if log[1].LastTokenSent.Before(end) {
 		end = log[1].LastTokenSent

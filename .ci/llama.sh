@@ -25,6 +25,12 @@ build() {
     echo "$BIN/llama-server"; return
   fi
   mkdir -p "$W"
+  # One build at a time: a second caller waits for the first instead of racing it.
+  exec 9>"$W/.build.lock"
+  flock 9
+  if [ -x "$BIN/llama-server" ] && [ -x "$BIN/llama-convert-llama2c-to-ggml" ]; then
+    echo "$BIN/llama-server"; return
+  fi
   for tool in cmake ninja g++ git npm; do
     command -v "$tool" >/dev/null || { log "$tool is missing (apt-get install cmake ninja-build g++ git; npm comes with Node.js)"; exit 1; }
   done
@@ -60,6 +66,10 @@ model() {
   local out="$W/tiny-$name.gguf"
   if [ ! -s "$out" ]; then
     build >/dev/null
+    exec 8>"$W/.model-$name.lock"
+    flock 8
+  fi
+  if [ ! -s "$out" ]; then
     log "writing random-weight model $name"
     # shellcheck disable=SC2086
     (cd "$ROOT" && go run ./.ci/llama2c -o "$W/$name.bin" $args -vocab 32000 -seq-len 2048 -seed 42)

@@ -141,7 +141,7 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, ep endp
 	}
 	defer s.handlers.Done()
 
-	entry := &RequestLog{Endpoint: ep.String(), Received: received}
+	entry := &RequestLog{Endpoint: ep.String(), Received: received, RequestID: r.Header.Get("X-Request-Id")}
 	s.logMu.Lock()
 	entry.Index = int64(len(s.log))
 	s.log = append(s.log, entry)

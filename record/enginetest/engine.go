@@ -67,7 +67,8 @@ type Config struct {
 	// (default 16).
 	DefaultOutputTokens int
 	// Fault picks a fault for each request (nil = none). The index counts POSTs to
-	// the completion endpoints from 0, in arrival order.
+	// the completion endpoints from 0, in arrival order. It is called from many
+	// goroutines at once.
 	Fault func(requestIndex int64) Fault
 	// RecordChunkTimes keeps each token chunk's send time in the log (costly).
 	RecordChunkTimes bool
@@ -106,8 +107,12 @@ func (f Fault) String() string {
 
 // RequestLog is what the engine did with one completion request.
 type RequestLog struct {
-	Index        int64
-	Endpoint     string    // "chat" or "completions"
+	Index    int64
+	Endpoint string // "chat" or "completions"
+	// RequestID is the request's X-Request-Id header, if any, so a test can match
+	// its client's records to the engine's. Streams carry the id
+	// "chatcmpl-<Index in hex>" (or "cmpl-...") too.
+	RequestID    string
 	Received     time.Time // request headers read
 	SlotAcquired time.Time // zero if it never got one
 	// ChunkTimes holds the send time (just before Write+Flush) of each

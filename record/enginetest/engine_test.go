@@ -215,7 +215,7 @@ func TestStreamShape(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := New(tc.cfg)
 			defer s.Close()
-			resp := post(t, s.URL(), tc.path, tc.body)
+			resp := post(t, s.URL(), tc.path, tc.body, "X-Request-Id", "req-1")
 			raw, err := io.ReadAll(resp.Body)
 			resp.Body.Close()
 			if err != nil {
@@ -310,6 +310,9 @@ func TestStreamShape(t *testing.T) {
 				t.Fatalf("%d log entries", len(log))
 			}
 			l := log[0]
+			if l.RequestID != "req-1" {
+				t.Errorf("log request id %q, want the X-Request-Id header", l.RequestID)
+			}
 			if l.PromptTokens != tc.prompt || l.OutputTokens != tc.output || l.ReasoningTokens != tc.reasoning ||
 				l.Chunks != len(tc.want) || !l.Completed || l.Status != 200 || !l.Stream || l.FinishReason != "length" {
 				t.Errorf("log entry %+v", l)

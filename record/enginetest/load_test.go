@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sort"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -84,13 +85,15 @@ func runLoad(ctx context.Context, s *Server, c *http.Client, streams, outTokens 
 	return total.Load(), firstErr
 }
 
-// TestManyConcurrentStreams is a smoke test: 2000 streams at once, TokenGap 0.
+// TestManyConcurrentStreams is a smoke test: 2000 streams at once, TokenGap 0. The
+// long TTFT keeps every stream open while the client is still opening the others,
+// so they really are concurrent.
 func TestManyConcurrentStreams(t *testing.T) {
 	streams, out := 2000, 32
 	if raceEnabled {
 		streams = 500
 	}
-	s := New(Config{TTFT: 50 * time.Millisecond})
+	s := New(Config{TTFT: 1500 * time.Millisecond})
 	defer s.Close()
 	c := loadClient(streams)
 	defer c.CloseIdleConnections()
@@ -104,10 +107,27 @@ func TestManyConcurrentStreams(t *testing.T) {
 	if want := int64(streams * (out + 4)); events != want {
 		t.Errorf("%d events, want %d", events, want)
 	}
+	// Peak number of requests in the engine at once.
+	type ev struct {
+		t time.Time
+		d int
+	}
+	var evs []ev
 	for _, l := range s.Log() {
 		if !l.Completed || l.OutputTokens != out {
 			t.Fatalf("request not completed: %+v", l)
 		}
+		evs = append(evs, ev{l.Received, 1}, ev{l.Ended, -1})
+	}
+	sort.Slice(evs, func(i, j int) bool { return evs[i].t.Before(evs[j].t) })
+	open, peak := 0, 0
+	for _, e := range evs {
+		open += e.d
+		peak = max(peak, open)
+	}
+	t.Logf("%d streams, peak %d open at once", streams, peak)
+	if peak < streams/2 {
+		t.Errorf("only %d of %d streams were open at once", peak, streams)
 	}
 }
 

@@ -1,12 +1,114 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/ceiling-llm/ceiling/analyze"
+	"github.com/ceiling-llm/ceiling/report"
+	"github.com/spf13/pflag"
 )
 
-// runReport is a placeholder until the report subcommand lands.
+// runReport implements `ceiling report`: analyze one or more runs and write one
+// self-contained HTML page.
 func runReport(ctx context.Context, e env, args []string) int {
-	fmt.Fprintln(e.stderr, "ceiling report: not implemented yet")
-	return exitFailed
+	fs := pflag.NewFlagSet("report", pflag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	options := addAnalyzeFlags(fs)
+	out := fs.StringP("output", "o", "report.html", "write the report to this file (- = stdout)")
+	title := fs.String("title", "", "page title (default: from the model names)")
+	fs.Usage = func() {
+		fmt.Fprint(e.stderr, `Usage: ceiling report RUN [RUN ...] -o report.html [flags]
+
+Analyzes recorded runs (trace files or RUN.parts directories) like 'ceiling analyze'
+and writes one HTML file that opens offline: the verdict, key numbers, warnings,
+charts and tables. Several runs are overlaid in every chart and compared side by side.
+
+Example:
+  ceiling report run.parquet -o report.html --slo-ttft 2s --slo-tpot 50ms \
+      --model-config samples/models/llama-3.1-8b.json --gpu h100-sxm --gpus 1 --tp 1
+  ceiling report bf16.parquet fp8.parquet -o compare.html --title "Llama 3.1 8B: bf16 vs fp8"
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return exitOK
+		}
+		fmt.Fprintf(e.stderr, "ceiling report: %v (try --help)\n", err)
+		return exitUsage
+	}
+	if fs.NArg() == 0 {
+		fmt.Fprintln(e.stderr, "ceiling report: no run given (try --help)")
+		return exitUsage
+	}
+	if *out == "" {
+		fmt.Fprintln(e.stderr, "ceiling report: -o must name a file, or - for stdout")
+		return exitUsage
+	}
+	opt, err := options()
+	if err != nil {
+		fmt.Fprintf(e.stderr, "ceiling report: %v\n", err)
+		return exitUsage
+	}
+
+	a, err := analyze.Analyze(ctx, fs.Args(), opt)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "ceiling report: %v\n", err)
+		return exitFailed
+	}
+	var buf bytes.Buffer
+	ropt := report.Options{Title: *title, GeneratedAt: time.Now(), Tool: "ceiling " + version}
+	if err := report.Write(&buf, a, ropt); err != nil {
+		fmt.Fprintf(e.stderr, "ceiling report: %v\n", err)
+		return exitFailed
+	}
+	if *out == "-" {
+		if _, err := e.stdout.Write(buf.Bytes()); err != nil {
+			fmt.Fprintf(e.stderr, "ceiling report: writing stdout: %v\n", err)
+			return exitFailed
+		}
+		return exitOK
+	}
+	if err := writeFileAtomic(*out, buf.Bytes()); err != nil {
+		fmt.Fprintf(e.stderr, "ceiling report: %v\n", err)
+		return exitFailed
+	}
+	fmt.Fprintf(e.stderr, "ceiling report: wrote %s (%d KB)\n", *out, (buf.Len()+1023)/1024)
+	return exitOK
+}
+
+// writeFileAtomic writes data to a temporary file beside path and renames it, so an
+// interrupted write never leaves a truncated report where a good one was.
+func writeFileAtomic(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	tmp := f.Name()
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := os.Chmod(tmp, 0o644); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
 }

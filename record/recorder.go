@@ -1017,3 +1017,9 @@ func quantile(v []float64, q float64) float64 {
 	hi := min(lo+1, len(s)-1)
 	return s[lo] + (s[hi]-s[lo])*(pos-float64(lo))
 }
+
+// Validate checks the options that need no server (the CLI's usage errors).
+func (o Options) Validate() error {
+	o.defaults()
+	return o.validate()
+}

@@ -67,6 +67,14 @@ func matchLog(t *testing.T, rows []Row, log []enginetest.RequestLog) map[int64]e
 			d := abs(ns(e.Received) - r.SentNs)
 			if r.FirstTokenNs != nil && !e.FirstTokenSent.IsZero() {
 				d += abs(ns(e.FirstTokenSent) - *r.FirstTokenNs)
+				// Every chunk time counts, so that simultaneous requests pair up right.
+				at := *r.FirstTokenNs
+				for i, sent := range e.ChunkTimes {
+					if i > 0 && i-1 < len(r.ChunkGapsUs) {
+						at += int64(r.ChunkGapsUs[i-1]) * 1000
+					}
+					d += abs(ns(sent) - at)
+				}
 			}
 			if d < bestD {
 				best, bestD = i, d

@@ -2,11 +2,174 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ceiling-llm/ceiling/record"
+	"github.com/spf13/pflag"
 )
 
-// runRecord is a placeholder until the record subcommand lands.
+const recordExample = `Example:
+  export OPENAI_API_KEY=...   # only if the server wants a key
+  ceiling record --url http://127.0.0.1:8000 --concurrency 1,2,4,8,16,32 \
+      --requests-per-level 64 --prompt-tokens 1024 --output-tokens 512 -o run.parquet
+
+  ceiling record --url http://127.0.0.1:8000 --concurrency auto -o auto.parquet
+  ceiling record --url http://127.0.0.1:8000 --rate 1,2,4 --duration-per-level 60s -o open.parquet
+`
+
+// runRecord is `ceiling record`: flags → record.Options → record.Record.
 func runRecord(ctx context.Context, e env, args []string) int {
-	fmt.Fprintln(e.stderr, "ceiling record: not implemented yet")
-	return exitFailed
+	fs := pflag.NewFlagSet("record", pflag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	url := fs.String("url", "", "server base URL, e.g. http://127.0.0.1:8000 (required; credentials in it are never stored)")
+	model := fs.String("model", "", "model id to request (default: the first one /v1/models lists)")
+	endpoint := fs.String("endpoint", "chat", "chat (/v1/chat/completions) or completions (/v1/completions)")
+	concurrency := fs.String("concurrency", "", "closed-loop levels, e.g. 1,2,4,8, or auto (geometric until throughput stops rising)")
+	rates := fs.String("rate", "", "open-loop levels in requests/s with Poisson arrivals, e.g. 1,2,4 (instead of --concurrency)")
+	perLevel := fs.Int("requests-per-level", 0, "measured requests per level (default 64 unless --duration-per-level)")
+	perLevelDur := fs.Duration("duration-per-level", 0, "send requests for this long per level instead of a count, e.g. 60s")
+	warmup := fs.Int("warmup", 0, "extra requests at the start of each level, recorded with warmup=true")
+	promptTokens := fs.Int("prompt-tokens", 1024, "synthetic prompt length in tokens, as the server counts them")
+	outputTokens := fs.Int("output-tokens", 512, "max_tokens of each request")
+	dataset := fs.String("dataset", "", `JSONL prompts instead of synthetic ones: {"prompt": ...} or {"messages": [...]}, optional "max_tokens"`)
+	shared := fs.Int("shared-prefix-tokens", 0, "tokens of common prefix in every synthetic prompt (default: none, each prompt unique)")
+	ignoreEOS := fs.Bool("ignore-eos", false, "send ignore_eos: true so output lengths are exact on servers that honour it")
+	timeout := fs.Duration("timeout", 5*time.Minute, "fail a request that receives nothing for this long (a stalled stream)")
+	grace := fs.Duration("grace", 30*time.Second, "on Ctrl-C, wait this long for requests in flight before recording them as cancelled")
+	metricsURL := fs.String("metrics-url", "", "Prometheus metrics to scrape during the run (default: the server's /metrics when it answers; off = none)")
+	scrape := fs.Duration("scrape-interval", time.Second, "metrics scrape interval")
+	keyEnv := fs.String("api-key-env", "OPENAI_API_KEY", "environment variable holding the API key (sent as a Bearer token)")
+	insecure := fs.Bool("insecure", false, "do not verify the server's TLS certificate")
+	out := fs.StringP("output", "o", "", "trace file to write (- = stdout); parts are sealed in FILE.parts while recording")
+	resume := fs.Bool("resume", false, "continue an interrupted recording of -o FILE from its next level (same plan)")
+	seed := fs.Uint64("seed", 1, "seed of the synthetic prompts and open-loop arrivals")
+	notes := fs.String("notes", "", "free text stored with the run")
+	gpu := fs.String("gpu", "", "declared: GPU model of the deployment (stored, not measured)")
+	gpus := fs.Int("gpus", 0, "declared: GPUs in the deployment")
+	tp := fs.Int("tp", 0, "declared: tensor-parallel size")
+	modelConfig := fs.String("model-config", "", "declared: path of the model's config.json (stored for analyze)")
+	// pflag would print the usage on every parse error (and to stderr on --help);
+	// print it only for --help, to stdout.
+	fs.Usage = func() {}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			fmt.Fprint(e.stdout, "Usage: ceiling record --url URL (--concurrency LIST|auto | --rate LIST) -o FILE [flags]\n\n")
+			fs.SetOutput(e.stdout)
+			fs.PrintDefaults()
+			fmt.Fprint(e.stdout, "\n"+recordExample)
+			return exitOK
+		}
+		fmt.Fprintf(e.stderr, "ceiling record: %v\nRun 'ceiling record --help' for the flags and an example.\n", err)
+		return exitUsage
+	}
+	usageErr := func(msg string) int {
+		fmt.Fprintf(e.stderr, "ceiling record: %s\nRun 'ceiling record --help' for the flags and an example.\n", msg)
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		return usageErr(fmt.Sprintf("unexpected argument %q", fs.Arg(0)))
+	}
+	if *url == "" {
+		return usageErr("--url is required")
+	}
+	opts := record.Options{
+		URL:                *url,
+		Endpoint:           *endpoint,
+		Model:              *model,
+		APIKeyEnv:          *keyEnv,
+		APIKey:             e.getenv(*keyEnv),
+		Insecure:           *insecure,
+		RequestsPerLevel:   *perLevel,
+		DurationPerLevel:   *perLevelDur,
+		Warmup:             *warmup,
+		PromptTokens:       *promptTokens,
+		OutputTokens:       *outputTokens,
+		Dataset:            *dataset,
+		SharedPrefixTokens: *shared,
+		IgnoreEOS:          *ignoreEOS,
+		Timeout:            *timeout,
+		Grace:              *grace,
+		MetricsURL:         *metricsURL,
+		ScrapeInterval:     *scrape,
+		Output:             *out,
+		Stdout:             e.stdout,
+		Resume:             *resume,
+		Seed:               *seed,
+		Declared:           record.Declared{GPU: *gpu, GPUs: *gpus, TP: *tp, ModelConfig: *modelConfig, Notes: *notes},
+		Version:            version,
+		Progress:           e.stderr,
+		Live:               e.isTerminal,
+	}
+	if *dataset != "" && !fs.Changed("prompt-tokens") {
+		opts.PromptTokens = 0
+	}
+	if fs.Changed("api-key-env") && opts.APIKey == "" {
+		return usageErr(fmt.Sprintf("--api-key-env %s: $%s is empty or unset", *keyEnv, *keyEnv))
+	}
+	var err error
+	if strings.TrimSpace(*concurrency) == "auto" {
+		opts.Auto = true
+	} else if *concurrency != "" {
+		if opts.Concurrency, err = parseInts(*concurrency); err != nil {
+			return usageErr("--concurrency: " + err.Error())
+		}
+	}
+	if *rates != "" {
+		if opts.Rates, err = parseFloats(*rates); err != nil {
+			return usageErr("--rate: " + err.Error())
+		}
+	}
+	if err := opts.Validate(); err != nil {
+		return usageErr(err.Error())
+	}
+
+	info, err := record.Record(ctx, opts)
+	if info.RunID != "" && (err == nil || errors.Is(err, record.ErrInterrupted) || errors.Is(err, record.ErrServerGone)) {
+		where := opts.Output
+		if where == "-" {
+			where = "stdout"
+		}
+		requests, errs := 0, 0
+		for _, l := range info.Levels {
+			requests += l.Requests
+			errs += l.Errors
+		}
+		fmt.Fprintf(e.stderr, "wrote %s: %d levels, %d measured requests, %d errors (%s)\n",
+			where, len(info.Levels), requests, errs, info.StopReason)
+	}
+	if err != nil {
+		fmt.Fprintf(e.stderr, "ceiling record: %v\n", err)
+		return exitFailed
+	}
+	return exitOK
+}
+
+func parseInts(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		n, err := strconv.Atoi(f)
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("%q is not a positive integer (want a list like 1,2,4,8 or auto)", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func parseFloats(s string) ([]float64, error) {
+	var out []float64
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		v, err := strconv.ParseFloat(f, 64)
+		if err != nil || !(v > 0) {
+			return nil, fmt.Errorf("%q is not a positive number (want a list like 1,2,4)", f)
+		}
+		out = append(out, v)
+	}
+	return out, nil
 }

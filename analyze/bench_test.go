@@ -1,0 +1,51 @@
+package analyze
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/ceiling-llm/ceiling/analyze/internal/gentrace"
+)
+
+// BenchmarkAnalyze analyzes a generated trace of 20,000 requests × 100 chunks (about
+// 2M chunk gaps). Compare runs with benchstat; scripts/bench-analyze.sh measures the
+// whole process on 1M requests against DuckDB.
+func BenchmarkAnalyze(b *testing.B) {
+	for _, tc := range []struct {
+		name             string
+		requests, chunks int
+	}{
+		{"requests=20000/chunks=100", 20000, 100},
+		{"requests=100000/chunks=10", 100000, 10},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			path := filepath.Join(b.TempDir(), "bench.parquet")
+			if err := gentrace.Write(path, gentrace.Config{Requests: tc.requests, Chunks: tc.chunks, Seed: 1}); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				if _, err := Analyze(context.Background(), []string{path}, Options{TimelineLevel: -1}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(tc.requests*(tc.chunks-1))*float64(b.N)/b.Elapsed().Seconds(), "gaps/s")
+		})
+	}
+}
+
+// BenchmarkGapHist is the pooled-ITL counting histogram alone.
+func BenchmarkGapHist(b *testing.B) {
+	gaps := make([]int32, 100)
+	for i := range gaps {
+		gaps[i] = int32(8000 + i*37)
+	}
+	var h gapHist
+	b.ReportAllocs()
+	for b.Loop() {
+		h.addAll(gaps)
+	}
+	b.ReportMetric(float64(len(gaps))*float64(b.N)/b.Elapsed().Seconds(), "gaps/s")
+}

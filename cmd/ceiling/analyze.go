@@ -41,6 +41,7 @@ Flags:
 		if errors.Is(err, pflag.ErrHelp) {
 			return exitOK
 		}
+		fmt.Fprintf(e.stderr, "ceiling analyze: %v (try --help)\n", err)
 		return exitUsage
 	}
 	if fs.NArg() == 0 {

@@ -329,12 +329,12 @@ func fieldLeaves(path string, m *pqarrow.SchemaManifest, c colSpec) ([]int, erro
 		if c.list {
 			lt, ok := t.(*arrow.ListType)
 			if !ok || lt.Elem().ID() != c.typ || len(f.Children) != 1 || !f.Children[0].IsLeaf() {
-				return nil, fmt.Errorf("reading %s: column %s has type %s, want list<%s>", path, c.name, t, c.typ)
+				return nil, fmt.Errorf("reading %s: column %s has type %s, want list<%s>", path, c.name, t, strings.ToLower(c.typ.String()))
 			}
 			return []int{f.Children[0].ColIndex}, nil
 		}
 		if t.ID() != c.typ || !f.IsLeaf() {
-			return nil, fmt.Errorf("reading %s: column %s has type %s, want %s", path, c.name, t, c.typ)
+			return nil, fmt.Errorf("reading %s: column %s has type %s, want %s", path, c.name, t, strings.ToLower(c.typ.String()))
 		}
 		return []int{f.ColIndex}, nil
 	}

@@ -127,7 +127,14 @@
       }
       el.textContent = "";
       try {
-        var chart = echarts.init(el, null, { renderer: "canvas" });
+        var initOpts = { renderer: "canvas" };
+        if (!el.clientWidth) {
+          // Laid out for print already (or hidden): draw at a fixed size so that the
+          // print image is a readable chart, not a default-sized thumbnail.
+          initOpts.width = el.parentNode.classList.contains("wide") ? 1100 : 560;
+          initOpts.height = parseInt(el.style.height, 10) || 360;
+        }
+        var chart = echarts.init(el, null, initOpts);
         var opt = spec.option;
         opt.textStyle = { fontFamily: "system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif" };
         tooltip(opt, spec);

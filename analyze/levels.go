@@ -262,7 +262,14 @@ func (p *statsPass) level(k levelKey) *levelAcc {
 		if w == nil { // cannot happen: pass 1 saw the same rows
 			w = &windowAcc{workers: map[int32]*[2]int64{}}
 		}
-		l = &levelAcc{w: w, kinds: map[string]int{}}
+		// Pass 1 counted the level's rows: size the per-request slices once, so
+		// that append never doubles them (and the peak memory) on large levels.
+		l = &levelAcc{w: w, kinds: map[string]int{},
+			ttft: make([]int64, 0, w.n), e2e: make([]int64, 0, w.n), ttfc: make([]int64, 0, w.n),
+			tpot: make([]float64, 0, w.n), perUser: make([]float64, 0, w.n)}
+		if w.rate > 0 {
+			l.lags = make([]int64, 0, w.n)
+		}
 		l.ws, l.we, l.steady = w.window()
 		l.every = max(1, (w.n+timelineMax-1)/timelineMax)
 		l.timelineThinned = l.every > 1

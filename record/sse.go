@@ -262,6 +262,15 @@ func decodeChunk(event, data []byte) (chunk, error) {
 	if len(trimmed) == 0 {
 		return c, nil // an empty data event carries nothing
 	}
+	if fc, ok := fastChunk(trimmed); ok {
+		return fc, nil
+	}
+	return slowChunk(trimmed)
+}
+
+// slowChunk decodes a chunk with encoding/json: every case the fast path declines.
+func slowChunk(trimmed []byte) (chunk, error) {
+	var c chunk
 	var w wireChunk
 	if err := json.Unmarshal(trimmed, &w); err != nil {
 		return c, fmt.Errorf("malformed chunk: %v (data %q)", err, truncate(string(trimmed), 80))

@@ -277,7 +277,9 @@ func FuzzParseSSE(f *testing.F) {
 	if files, err := filepath.Glob(filepath.Join(fixturesDir, "*.sse")); err == nil {
 		for _, file := range files {
 			if raw, err := os.ReadFile(file); err == nil {
-				f.Add(raw)
+				// Large seeds make the fuzzer spend its time minimizing them: the
+				// first 4 KiB of each stream holds its framing and chunk shapes.
+				f.Add(raw[:min(len(raw), 4<<10)])
 			}
 		}
 	}
@@ -297,6 +299,67 @@ func FuzzParseSSE(f *testing.F) {
 				t.Fatalf("parser produced more than its input (%d events, %d bytes)", i, total)
 			}
 			_, _ = decodeChunk(ev, data)
+			checkFastMatchesSlow(t, data)
 		}
+		checkFastMatchesSlow(t, in)
 	})
+}
+
+// checkFastMatchesSlow: whenever the fast path decides, encoding/json must agree.
+func checkFastMatchesSlow(t *testing.T, data []byte) {
+	t.Helper()
+	trimmed := bytes.TrimSpace(data)
+	fast, ok := fastChunk(trimmed)
+	if !ok {
+		return
+	}
+	slow, err := slowChunk(trimmed)
+	if err != nil {
+		t.Fatalf("fast path accepted %q, encoding/json rejects it: %v", trimmed, err)
+	}
+	if fast.Content != slow.Content || fast.Reasoning != slow.Reasoning || fast.Finish != slow.Finish ||
+		slow.Usage != nil || slow.Err != "" {
+		t.Fatalf("fast %+v, slow %+v for %q", fast, slow, trimmed)
+	}
+}
+
+func TestFastChunkAgreesOnFixtures(t *testing.T) {
+	dir := fixtureDir(t)
+	files, _ := filepath.Glob(filepath.Join(dir, "*.sse"))
+	fast := 0
+	for _, f := range files {
+		raw, _ := os.ReadFile(f)
+		p := newSSEReader(bytes.NewReader(raw))
+		for {
+			_, data, err := p.next()
+			if err != nil {
+				break
+			}
+			checkFastMatchesSlow(t, data)
+			if _, ok := fastChunk(bytes.TrimSpace(data)); ok {
+				fast++
+			}
+		}
+	}
+	// Most real chunks must take the fast path, or it is not worth having.
+	if fast < 800 {
+		t.Errorf("only %d fixture chunks took the fast path", fast)
+	}
+}
+
+func TestFastChunkDeclines(t *testing.T) {
+	for _, in := range []string{
+		`{"choices":[{"delta":{"content":"a"}}],"usage":{"prompt_tokens":1}}`,
+		`{"choices":[{"delta":{"content":[{"type":"text","text":"a"}]}}]}`,
+		`{"choices":[],"choices":[{"delta":{"content":"a"}}]}`,
+		`{"Choices":[{"delta":{"content":"a"}}]}`,
+		`{"choices":[{"delta":{"content":"a"}}]}x`,
+		`{"choices":[{"delta":{"content":"a"`,
+		`{"choices":[{"delta":{"content":"a"}}],"n":01}`,
+		`{"error":{"message":"x"}}`,
+	} {
+		if c, ok := fastChunk([]byte(in)); ok {
+			t.Errorf("fast path decided %q as %+v; it must leave it to encoding/json", in, c)
+		}
+	}
 }

@@ -1,0 +1,167 @@
+package record
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ceiling-llm/ceiling/record/enginetest"
+)
+
+// benchWave sizes one benchmark operation: `streams` concurrent requests of `tokens`
+// one-token chunks each, about 256k chunks a wave.
+func benchTokens(streams int) int { return max(64, 262144/streams) }
+
+// benchPrompt gives request i a prompt of i+1 words, so that the engine's log
+// (which counts prompt tokens) tells the requests apart.
+func benchPrompt(i int) string {
+	return strings.TrimSpace(strings.Repeat("w ", i+1))
+}
+
+// BenchmarkClientStreams measures the streaming client against a fast in-process
+// engine (TokenGap 0): chunks ingested per second and per CPU-second (the whole
+// process: the engine shares it), and the timestamp error, the recorded chunk time
+// minus the engine's send time (p50/p99 over every chunk of the last wave).
+//
+//	go test ./record -run '^$' -bench 'ClientStreams|BareReader' -benchtime 3x
+func BenchmarkClientStreams(b *testing.B) {
+	for _, streams := range []int{64, 1024, 4096} {
+		b.Run(fmt.Sprintf("streams=%d", streams), func(b *testing.B) {
+			benchStreams(b, streams, false)
+		})
+	}
+}
+
+// BenchmarkBareReader reads the same streams with a reader that only counts
+// bytes: the ceiling a client could reach, to compare the recorder with.
+func BenchmarkBareReader(b *testing.B) {
+	for _, streams := range []int{64, 1024, 4096} {
+		b.Run(fmt.Sprintf("streams=%d", streams), func(b *testing.B) {
+			benchStreams(b, streams, true)
+		})
+	}
+}
+
+// BenchmarkClientPaced measures the timestamp error when the engine paces its
+// tokens (1024 streams, a chunk every 20 ms each: ~50k chunks/s offered), so that
+// the error is the recorder's own delay rather than a backlog of unread chunks.
+func BenchmarkClientPaced(b *testing.B) {
+	benchStreamsGap(b, 1024, 64, 20*time.Millisecond, false)
+}
+
+func benchStreams(b *testing.B, streams int, bare bool) {
+	benchStreamsGap(b, streams, benchTokens(streams), 0, bare)
+}
+
+func benchStreamsGap(b *testing.B, streams, tokens int, gap time.Duration, bare bool) {
+	eng := enginetest.New(enginetest.Config{Model: "bench", RecordChunkTimes: true, TokenGap: gap})
+	defer eng.Close()
+	c, err := NewClient(ClientOptions{BaseURL: eng.URL(), Endpoint: "completions", Model: "bench",
+		Timeout: time.Minute, MaxConns: streams})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+
+	var chunks, clientErrors int64
+	var cpu, wall time.Duration
+	var lastResults []Result
+	var lastStart time.Time
+	b.ResetTimer()
+	for range b.N {
+		results := make([]Result, streams)
+		var wg sync.WaitGroup
+		start := time.Now()
+		cpu0 := cpuTime()
+		for i := range streams {
+			wg.Add(1)
+			go func(i int) {
+				defer wg.Done()
+				if bare {
+					results[i] = bareRead(c, benchPrompt(i), tokens)
+				} else {
+					results[i] = c.Do(context.Background(), Prompt{Text: benchPrompt(i)}, tokens)
+				}
+			}(i)
+		}
+		wg.Wait()
+		wall += time.Since(start)
+		cpu += cpuTime() - cpu0
+		for _, r := range results {
+			if r.Err != "" {
+				clientErrors++
+				continue
+			}
+			chunks += int64(tokens)
+		}
+		lastResults, lastStart = results, start
+	}
+	b.StopTimer()
+	if clientErrors > 0 {
+		b.Errorf("%d client errors (first: %s)", clientErrors, firstErr(lastResults))
+	}
+	b.ReportMetric(float64(chunks)/wall.Seconds(), "chunks/s")
+	b.ReportMetric(float64(chunks)/cpu.Seconds(), "chunks/cpu-s")
+	b.ReportMetric(0, "ns/op")
+	if bare {
+		return
+	}
+	// Timestamp error of the last wave: recorded chunk time − engine send time.
+	byPrompt := map[int]enginetest.RequestLog{}
+	for _, e := range eng.Log() {
+		if !e.Received.Before(lastStart) {
+			byPrompt[e.PromptTokens] = e
+		}
+	}
+	var errs []float64
+	for i, r := range lastResults {
+		e, ok := byPrompt[i+1]
+		if !ok || r.FirstTokenNs == 0 || len(e.ChunkTimes) != len(r.GapsUs)+1 {
+			continue
+		}
+		at := r.FirstTokenNs
+		for j, sent := range e.ChunkTimes {
+			if j > 0 {
+				at += int64(r.GapsUs[j-1]) * 1000
+			}
+			errs = append(errs, float64(at-sent.UnixNano())/1e6)
+		}
+	}
+	if len(errs) == 0 {
+		b.Fatal("no chunk matched the engine's log")
+	}
+	slices.Sort(errs)
+	b.ReportMetric(quantile(errs, 0.5), "ts-err-p50-ms")
+	b.ReportMetric(quantile(errs, 0.99), "ts-err-p99-ms")
+}
+
+func firstErr(rs []Result) string {
+	for _, r := range rs {
+		if r.Err != "" {
+			return r.Err
+		}
+	}
+	return ""
+}
+
+// bareRead sends the same request and only counts the bytes of the response.
+func bareRead(c *Client, prompt string, tokens int) Result {
+	body, _ := c.body(Prompt{Text: prompt}, tokens)
+	req, _ := http.NewRequest(http.MethodPost, c.endpoint, strings.NewReader(string(body)))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return Result{Err: err.Error()}
+	}
+	defer resp.Body.Close()
+	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+		return Result{Err: err.Error()}
+	}
+	return Result{Status: resp.StatusCode}
+}

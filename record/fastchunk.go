@@ -28,7 +28,7 @@ func fastChunk(data []byte) (c chunk, ok bool) {
 		if !ok {
 			return c, false
 		}
-		switch key {
+		switch string(key) {
 		case "choices":
 			if seen&1 != 0 || !p.choices(&c) {
 				return c, false // a repeated key: encoding/json keeps the last one
@@ -85,15 +85,16 @@ func (p *fastParser) end() bool {
 	return p.i == len(p.b)
 }
 
-// key reads `"name":` and returns the name; names with escapes give up.
-func (p *fastParser) key() (string, bool) {
+// key reads `"name":` and returns the name (a view into the input: `switch
+// string(key)` compares it without allocating); names with escapes give up.
+func (p *fastParser) key() ([]byte, bool) {
 	s, esc, ok := p.str()
 	if !ok || esc {
-		return "", false
+		return nil, false
 	}
 	p.ws()
 	if !p.eat(':') {
-		return "", false
+		return nil, false
 	}
 	p.ws()
 	return s, true
@@ -101,9 +102,9 @@ func (p *fastParser) key() (string, bool) {
 
 // str reads a string at the cursor. It returns the raw bytes between the quotes,
 // and whether it held an escape or a non-ASCII byte.
-func (p *fastParser) str() (string, bool, bool) {
+func (p *fastParser) str() ([]byte, bool, bool) {
 	if !p.eat('"') {
-		return "", false, false
+		return nil, false, false
 	}
 	start := p.i
 	esc := false
@@ -113,25 +114,25 @@ func (p *fastParser) str() (string, bool, bool) {
 		case c == '"':
 			s := p.b[start:p.i]
 			p.i++
-			return string(s), esc, true
+			return s, esc, true
 		case c == '\\':
 			esc = true
 			if p.i+1 >= len(p.b) {
-				return "", false, false
+				return nil, false, false
 			}
 			switch p.b[p.i+1] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 				p.i += 2
 			case 'u':
 				if p.i+6 > len(p.b) || !isHex4(p.b[p.i+2:p.i+6]) {
-					return "", false, false
+					return nil, false, false
 				}
 				p.i += 6
 			default:
-				return "", false, false
+				return nil, false, false
 			}
 		case c < 0x20:
-			return "", false, false // control characters are invalid in JSON strings
+			return nil, false, false // control characters are invalid in JSON strings
 		case c >= 0x80:
 			// encoding/json accepts any bytes here (it replaces invalid UTF-8), but a
 			// non-ASCII key could case-fold onto a known one: report it as escaped.
@@ -141,7 +142,7 @@ func (p *fastParser) str() (string, bool, bool) {
 			p.i++
 		}
 	}
-	return "", false, false
+	return nil, false, false
 }
 
 func isHex4(b []byte) bool {
@@ -304,7 +305,7 @@ func (p *fastParser) choice(c *chunk) bool {
 		if !ok {
 			return false
 		}
-		switch key {
+		switch string(key) {
 		case "delta":
 			if seen&1 != 0 || !p.delta(c) {
 				return false
@@ -325,8 +326,8 @@ func (p *fastParser) choice(c *chunk) bool {
 				if !ok || esc {
 					return false
 				}
-				if s != "" {
-					c.Finish = s
+				if len(s) > 0 {
+					c.Finish = finishReason(s)
 				}
 			}
 		default:
@@ -378,7 +379,7 @@ func (p *fastParser) delta(c *chunk) bool {
 		if !ok {
 			return false
 		}
-		switch key {
+		switch string(key) {
 		case "content":
 			if seen&1 != 0 || !p.textField(&c.Content) {
 				return false
@@ -424,11 +425,27 @@ func (p *fastParser) delta(c *chunk) bool {
 
 // foldsOnto reports whether key matches one of names case-insensitively (and is
 // not equal to it): encoding/json would treat it as that field.
-func foldsOnto(key string, names ...string) bool {
+func foldsOnto(key []byte, names ...string) bool {
 	for _, n := range names {
-		if len(key) == len(n) && key != n && strings.EqualFold(key, n) {
+		if len(key) == len(n) && string(key) != n && strings.EqualFold(string(key), n) {
 			return true
 		}
 	}
 	return false
+}
+
+// finishReason interns the usual finish reasons, so that a finish chunk does not
+// allocate.
+func finishReason(b []byte) string {
+	switch string(b) {
+	case "stop":
+		return "stop"
+	case "length":
+		return "length"
+	case "tool_calls":
+		return "tool_calls"
+	case "content_filter":
+		return "content_filter"
+	}
+	return string(b)
 }

@@ -302,6 +302,11 @@ func (c *Client) Do(ctx context.Context, p Prompt, maxTokens int) Result {
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "text/event-stream")
+	// Marks the POST as replayable (the nil value is not sent): when the server has
+	// closed an idle keep-alive connection just as it is reused, net/http resends
+	// the request on a fresh connection instead of failing it. It only does so when
+	// the server cannot have seen the request, so nothing is generated twice.
+	req.Header["X-Idempotency-Key"] = nil
 	c.authorize(req)
 
 	resp, err := c.http.Do(req)
@@ -311,7 +316,7 @@ func (c *Client) Do(ctx context.Context, p Prompt, maxTokens int) Result {
 	}
 	if err != nil {
 		res.EndNs = time.Now().UnixNano()
-		res.Err = c.sanitize(c.failure(ctx, rctx, err, timeout))
+		res.Err = c.sanitize(strings.Replace(c.failure(ctx, rctx, err, timeout), "mid-stream", "before a response", 1))
 		res.Conn = ctx.Err() == nil && context.Cause(rctx) != errStalled
 		return res
 	}

@@ -438,7 +438,7 @@ func (r *recorder) prepareWorkload(ctx context.Context, probe Probe) (*Workload,
 		}
 		return NewDatasetWorkload(prompts, o.OutputTokens), nil
 	}
-	first := "request 0 the first of many words"
+	first := "request 99999999 the first of many words"
 	usagePrompt, err := r.probeRequest(ctx, first)
 	if err != nil {
 		return nil, err

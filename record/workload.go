@@ -11,7 +11,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
-	"strconv"
 	"strings"
 )
 
@@ -132,8 +131,10 @@ func (w *Workload) synthetic(id int64, n int) string {
 	var b strings.Builder
 	b.Grow(len(w.prefix) + 8*n + 16)
 	b.WriteString(w.prefix)
+	// A fixed-width id keeps every prompt the same length in tokens (tokenizers
+	// often split numbers into single digits).
 	b.WriteString("request ")
-	b.WriteString(strconv.FormatInt(id, 10))
+	b.WriteString(fmt.Sprintf("%08d", id%100000000))
 	for range n {
 		b.WriteByte(' ')
 		b.WriteString(words[rng.IntN(len(words))])
@@ -174,7 +175,7 @@ func NewSyntheticWorkload(ctx context.Context, seed uint64, promptTokens, shared
 	w := &Workload{seed: seed, maxTokens: maxTokens, target: promptTokens}
 	// Probe ids far from the run's ids so that the calibration prompts are not
 	// the run's prompts (a server with prefix caching would otherwise remember them).
-	const probeID = 1 << 40
+	const probeID = 99999900
 	if measure == nil {
 		w.prefix = sharedText(seed, int(float64(sharedPrefix)/1.3))
 		w.unique = max(1, int(float64(promptTokens-sharedPrefix)/1.3)-3)

@@ -51,19 +51,30 @@ func throughputPoints(levels []Level) []Point {
 }
 
 // BatchCeiling finds the server's real batch limit, measured: the decode concurrency
-// (Little's law) that stops growing while the offered concurrency grows. From the
-// lowest level i such that every later closed-loop level keeps decode concurrency
-// below D_i·1.1 although one offers at least 1.25·D_i, the ceiling is the largest decode
-// concurrency seen from i on, rounded to a whole number of sequences (servers batch
-// whole requests; the small gaps between a request's end and the next one's first token
-// keep the measured figure just under it).
+// (Little's law) that stops growing while the offered concurrency grows. The plateau
+// starts at the lowest level i such that every later closed-loop level keeps decode
+// concurrency below D_i·1.1 although one offers at least 1.25·D_i.
+//
+// The ceiling is expressed, like the others, as an offered concurrency:
+//   - If level i still served its requests with about the decode share of the level
+//     below (decode concurrency per offered request fell by less than shareDrop), no
+//     queue had formed at i: the server batched all it was offered there, and the
+//     ceiling is level i's offered concurrency. Decode concurrency itself stays below
+//     it because part of each request's time in a slot is prefill, which the client
+//     sees as waiting (on a CPU llama.cpp with 256-token prompts, about a quarter).
+//   - Otherwise a queue formed at i already (the levels are coarser than the limit),
+//     and the ceiling is the plateau's decode concurrency, rounded to whole sequences.
 func BatchCeiling(levels []Level) (value float64, evidence string, ok bool) {
+	// shareDrop is how far the decode share per offered request may fall from one
+	// level to the next before it counts as queueing.
+	const shareDrop = 0.8
 	var ls []Level
 	for _, l := range sortedLevels(levels) {
 		if l.Concurrency > 0 && l.DecodeConcurrency > 0 {
 			ls = append(ls, l)
 		}
 	}
+	share := func(l Level) float64 { return l.DecodeConcurrency / float64(l.Concurrency) }
 	for i := 0; i < len(ls)-1; i++ {
 		d := ls[i].DecodeConcurrency
 		flat, pressed := true, false
@@ -83,9 +94,23 @@ func BatchCeiling(levels []Level) (value float64, evidence string, ok bool) {
 			continue
 		}
 		last := ls[len(ls)-1]
-		value = math.Max(1, math.Round(maxD))
-		evidence = fmt.Sprintf("decode concurrency stays at %.2f–%.2f from offered %d to %d while requests wait (up to %.1f waiting): the server batches at most %g",
-			d, maxD, ls[i].Concurrency, last.Concurrency, maxWait, value)
+		prevShare := 1.0
+		if i > 0 {
+			prevShare = share(ls[i-1])
+		}
+		served := share(ls[i]) >= shareDrop*prevShare
+		if served {
+			value = float64(ls[i].Concurrency)
+		} else {
+			value = math.Max(1, math.Round(maxD))
+		}
+		evidence = fmt.Sprintf("decode concurrency stays at %.2f–%.2f from offered %d to %d while requests wait (up to %.1f waiting)",
+			d, maxD, ls[i].Concurrency, last.Concurrency, maxWait)
+		if served {
+			evidence += fmt.Sprintf(": the server batches the %d it is offered at %d, and no more", ls[i].Concurrency, ls[i].Concurrency)
+		} else {
+			evidence += fmt.Sprintf(": the server batches at most %g", value)
+		}
 		return value, evidence, true
 	}
 	return 0, "", false

@@ -70,6 +70,21 @@ func TestBatchCeiling(t *testing.T) {
 	if !ok || v != 4 || !strings.Contains(ev, "from offered 4 to 16") {
 		t.Errorf("batch %v %v %q", v, ok, ev)
 	}
+	// The sample's shape (llama.cpp on CPU, 4 slots): prefill holds about a quarter of
+	// each slot's time, so decode concurrency plateaus at 3.06, but nothing queues at
+	// offered 4: the ceiling is 4.
+	sample := []Level{level(1, 43, 0.88, 0.12, 0.34), level(2, 51, 1.73, 0.27, 0.69), level(4, 91, 3.06, 0.94, 1.29),
+		level(8, 88, 3.06, 4.94, 7.1), level(16, 90, 3.08, 12.9, 18.3)}
+	if v, ev, ok := BatchCeiling(sample); !ok || v != 4 || !strings.Contains(ev, "batches the 4 it is offered") {
+		t.Errorf("sample: batch %v %v %q", v, ok, ev)
+	}
+	// Levels coarser than the limit: a batch of 6 swept at 4 and 8. A queue forms at 8
+	// already (decode share falls from 1 to 0.75), so the plateau's 6 is the ceiling.
+	coarse := []Level{level(1, 10, 1, 0, 0.1), level(2, 20, 2, 0, 0.1), level(4, 40, 4, 0, 0.1),
+		level(8, 60, 6, 2, 0.5), level(16, 60, 6, 10, 2)}
+	if v, ev, ok := BatchCeiling(coarse); !ok || v != 6 || !strings.Contains(ev, "batches at most 6") {
+		t.Errorf("coarse: batch %v %v %q", v, ok, ev)
+	}
 	// Decode concurrency that follows the offered one: no batch ceiling.
 	var ls []Level
 	for _, c := range []int{1, 2, 4, 8, 16} {

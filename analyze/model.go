@@ -53,8 +53,12 @@ func modelRun(r *Run, facts ServerFacts, work WorkloadTokens, opt Options) error
 	if v, ev, ok := BatchCeiling(r.Levels); ok {
 		r.Ceilings.Batch = &v
 		evidence["batch"] = []string{ev}
-		if facts.Slots != nil && float64(*facts.Slots) != v {
-			evidence["batch"] = append(evidence["batch"], fmt.Sprintf("the server declared %d slots", *facts.Slots))
+		if facts.Slots != nil {
+			agree := ""
+			if float64(*facts.Slots) == v {
+				agree = ", as measured"
+			}
+			evidence["batch"] = append(evidence["batch"], fmt.Sprintf("the server declares %d slots%s", *facts.Slots, agree))
 		}
 	}
 	if v, ev, ok := KneeCeiling(r.Levels, DefaultPlateauGain); ok {

@@ -891,11 +891,17 @@ type levelStats struct {
 
 func newLevelStats(lv level, count, total int, w io.Writer, live bool) *levelStats {
 	s := &levelStats{lv: lv, count: count, total: total, w: w, live: live}
-	if w != nil && live {
+	if w != nil {
+		// A terminal gets a line rewritten in place; a log gets a plain line now and
+		// then, so that a long level still shows it is alive.
+		every, format := 10*time.Second, "%s\n"
+		if live {
+			every, format = 250*time.Millisecond, "\r%s\x1b[K"
+		}
 		s.stop, s.stopped = make(chan struct{}), make(chan struct{})
 		go func() {
 			defer close(s.stopped)
-			t := time.NewTicker(250 * time.Millisecond)
+			t := time.NewTicker(every)
 			defer t.Stop()
 			for {
 				select {
@@ -905,7 +911,7 @@ func newLevelStats(lv level, count, total int, w io.Writer, live bool) *levelSta
 					s.mu.Lock()
 					line := s.lineLocked()
 					s.mu.Unlock()
-					fmt.Fprintf(w, "\r%s\x1b[K", line)
+					fmt.Fprintf(w, format, line)
 				}
 			}
 		}()

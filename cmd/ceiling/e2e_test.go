@@ -1,0 +1,164 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ceiling-llm/ceiling/analyze"
+	"github.com/ceiling-llm/ceiling/internal/browsertest"
+	"github.com/ceiling-llm/ceiling/internal/realserver"
+)
+
+// testEnv runs subcommands in-process with captured output.
+func testEnv(stdout, stderr *bytes.Buffer) env {
+	return env{stdin: strings.NewReader(""), stdout: stdout, stderr: stderr, getenv: os.Getenv}
+}
+
+// ceiling runs one subcommand in-process and fails the test unless it exits 0.
+func ceiling(t *testing.T, args ...string) string {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	if code := run(ctx, testEnv(&stdout, &stderr), args); code != exitOK {
+		t.Fatalf("ceiling %s: exit %d\nstderr:\n%s", strings.Join(args, " "), code, stderr.String())
+	}
+	return stdout.String()
+}
+
+// TestEndToEndRealServer is the whole pipeline on real parts: a real llama.cpp server
+// (4 slots) swept by `ceiling record`, analyzed, reported, the report opened in
+// headless Chromium, and the trace read back by DuckDB, which must agree with the
+// analysis on request counts, output-token sums and TTFT p50/p99 per level.
+func TestEndToEndRealServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end test skipped in -short mode")
+	}
+	srv := realserver.Start(t, realserver.Options{Slots: 4, Context: 8192})
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "run.parquet")
+	ceiling(t, "record", "--url", srv.URL, "--concurrency", "1,2,4,8",
+		"--requests-per-level", "24", "--warmup", "2", "--prompt-tokens", "64", "--output-tokens", "48",
+		"--ignore-eos", "--scrape-interval", "200ms", "-o", trace)
+
+	if _, err := os.Stat(strings.TrimSuffix(trace, ".parquet") + ".metrics.parquet"); err != nil {
+		t.Errorf("metrics sidecar missing: %v", err)
+	}
+
+	var a analyze.Analysis
+	out := ceiling(t, "analyze", trace, "--format", "json")
+	if err := json.Unmarshal([]byte(out), &a); err != nil {
+		t.Fatalf("analysis JSON: %v\n%s", err, out)
+	}
+	if a.Schema != analyze.Schema || len(a.Runs) != 1 {
+		t.Fatalf("analysis has schema %q and %d runs, want %q and 1", a.Schema, len(a.Runs), analyze.Schema)
+	}
+	r := a.Runs[0]
+	if len(r.Levels) != 4 {
+		t.Fatalf("analysis has %d levels, want 4", len(r.Levels))
+	}
+	byConc := map[int]analyze.Level{}
+	for _, l := range r.Levels {
+		byConc[l.Concurrency] = l
+		if l.Requests != 24 || l.Errors != 0 {
+			t.Errorf("level c=%d: %d requests, %d errors; want 24 and 0", l.Concurrency, l.Requests, l.Errors)
+		}
+	}
+	// Beyond the 4 slots requests queue for a slot: TTFT must grow sharply.
+	if p50 := func(c int) float64 { return deref(byConc[c].TTFT.P50) }; p50(8) < 2*p50(4) {
+		t.Errorf("TTFT p50 at c=8 (%.4fs) is not well above c=4 (%.4fs): no queueing seen", p50(8), p50(4))
+	}
+	if c := r.Ceilings.Batch; c == nil || math.Abs(*c-4) > 0.75 {
+		t.Errorf("batch ceiling = %v, want about 4 (the server's slots)", fmtPtr(c))
+	}
+
+	html := filepath.Join(dir, "report.html")
+	ceiling(t, "report", trace, "-o", html)
+	browsertest.CheckDrawn(t, browsertest.Chromium(t), html, 8)
+	checkAgainstDuckDB(t, trace, r)
+}
+
+func deref(p *float64) float64 {
+	if p == nil {
+		return math.NaN()
+	}
+	return *p
+}
+
+func fmtPtr(p *float64) string {
+	if p == nil {
+		return "null"
+	}
+	return fmt.Sprint(*p)
+}
+
+// checkAgainstDuckDB computes per-level figures from the Parquet file with DuckDB, an
+// engine that shares no code with ceiling, and compares them with the analysis.
+func checkAgainstDuckDB(t *testing.T, trace string, r analyze.Run) {
+	t.Helper()
+	script := filepath.Join("..", "..", "scripts", "duckdb", "query.mjs")
+	if _, err := os.Stat(filepath.Join("..", "..", "scripts", "duckdb", "node_modules", "@duckdb", "node-api")); err != nil {
+		requireTool(t, "DuckDB (npm ci --prefix scripts/duckdb)")
+	}
+	ok := "NOT warmup AND error IS NULL AND status = 200"
+	sql := fmt.Sprintf(`SELECT level,
+		count(*) FILTER (WHERE NOT warmup) AS requests,
+		sum(output_tokens) FILTER (WHERE %[2]s) AS output_tokens,
+		quantile_cont((first_token_ns - sent_ns) / 1e9, 0.5) FILTER (WHERE %[2]s AND first_token_ns IS NOT NULL) AS ttft_p50,
+		quantile_cont((first_token_ns - sent_ns) / 1e9, 0.99) FILTER (WHERE %[2]s AND first_token_ns IS NOT NULL) AS ttft_p99
+		FROM read_parquet('%[1]s') GROUP BY level ORDER BY level`, trace, ok)
+	cmd := exec.Command("node", script, sql)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("duckdb: %v\n%s", err, stderr.String())
+	}
+	var rows []struct {
+		Level        int     `json:"level"`
+		Requests     int     `json:"requests"`
+		OutputTokens int64   `json:"output_tokens"`
+		TTFTP50      float64 `json:"ttft_p50"`
+		TTFTP99      float64 `json:"ttft_p99"`
+	}
+	if err := json.Unmarshal(out, &rows); err != nil {
+		t.Fatalf("duckdb output: %v\n%s", err, out)
+	}
+	if len(rows) != len(r.Levels) {
+		t.Fatalf("duckdb sees %d levels, analysis %d", len(rows), len(r.Levels))
+	}
+	for i, d := range rows {
+		l := r.Levels[i]
+		if d.Level != l.Level || d.Requests != l.Requests || d.OutputTokens != l.OutputTokens {
+			t.Errorf("level %d: duckdb (level %d, %d requests, %d output tokens) != analysis (level %d, %d, %d)",
+				i, d.Level, d.Requests, d.OutputTokens, l.Level, l.Requests, l.OutputTokens)
+		}
+		for _, c := range []struct {
+			name      string
+			duck, got float64
+		}{{"TTFT p50", d.TTFTP50, deref(l.TTFT.P50)}, {"TTFT p99", d.TTFTP99, deref(l.TTFT.P99)}} {
+			if math.Abs(c.duck-c.got) > 1e-9*math.Max(1, math.Abs(c.duck)) {
+				t.Errorf("level %d %s: duckdb %.9f, analysis %.9f", d.Level, c.name, c.duck, c.got)
+			}
+		}
+	}
+}
+
+// requireTool skips when an external tool is missing, except in CI, where the real
+// parts are required.
+func requireTool(t *testing.T, what string) {
+	t.Helper()
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("%s is required in CI", what)
+	}
+	t.Skipf("%s not available", what)
+}

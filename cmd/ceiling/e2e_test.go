@@ -162,3 +162,91 @@ func requireTool(t *testing.T, what string) {
 	}
 	t.Skipf("%s not available", what)
 }
+
+// TestReadmeDuckDBQuery runs the DuckDB query the README shows, verbatim, over the
+// bundled samples, and checks it against ceiling's own analysis of the sample: a
+// documented query that has stopped working is a bug.
+func TestReadmeDuckDBQuery(t *testing.T) {
+	root := filepath.Join("..", "..")
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, found := strings.Cut(string(readme), "```sql\n")
+	sql, _, closed := strings.Cut(rest, "```")
+	if !found || !closed {
+		t.Fatal("README.md has no ```sql block")
+	}
+	if _, err := os.Stat(filepath.Join(root, "scripts", "duckdb", "node_modules", "@duckdb", "node-api")); err != nil {
+		requireTool(t, "DuckDB (npm ci --prefix scripts/duckdb)")
+	}
+	cmd := exec.Command("node", filepath.Join("scripts", "duckdb", "query.mjs"), strings.TrimSuffix(strings.TrimSpace(sql), ";"))
+	cmd.Dir = root
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("the README's query fails in DuckDB: %v\n%s", err, stderr.String())
+	}
+	var rows []struct {
+		Level        int     `json:"level"`
+		Concurrency  int     `json:"concurrency"`
+		Requests     int     `json:"requests"`
+		OutputTokens int64   `json:"output_tokens"`
+		TTFTP50      float64 `json:"ttft_p50_s"`
+	}
+	if err := json.Unmarshal(out, &rows); err != nil {
+		t.Fatalf("duckdb output: %v\n%s", err, out)
+	}
+	var a analyze.Analysis
+	js := ceiling(t, "analyze", filepath.Join(root, "samples", "llamacpp-d768-4slots.parquet"), "--format", "json")
+	if err := json.Unmarshal([]byte(js), &a); err != nil {
+		t.Fatal(err)
+	}
+	levels := a.Runs[0].Levels
+	if len(rows) != len(levels) {
+		t.Fatalf("the README's query gives %d rows, the sample has %d levels", len(rows), len(levels))
+	}
+	for i, r := range rows {
+		l := levels[i]
+		if r.Level != l.Level || r.Concurrency != l.Concurrency || r.Requests != l.Requests || r.OutputTokens != l.OutputTokens ||
+			math.Abs(r.TTFTP50-deref(l.TTFT.P50)) > 1e-4 {
+			t.Errorf("row %d: duckdb %+v, analysis level %d c=%d %d requests %d tokens TTFT p50 %.4f",
+				i, r, l.Level, l.Concurrency, l.Requests, l.OutputTokens, deref(l.TTFT.P50))
+		}
+	}
+}
+
+// TestSampleVerdict checks what the README promises of the bundled sample: the
+// realistic ceiling at the server's 4 slots, bound by its batch limit, with TTFT
+// growing beyond it; and that its report says so first.
+func TestSampleVerdict(t *testing.T) {
+	sample := filepath.Join("..", "..", "samples", "llamacpp-d768-4slots.parquet")
+	var a analyze.Analysis
+	if err := json.Unmarshal([]byte(ceiling(t, "analyze", sample, "--format", "json")), &a); err != nil {
+		t.Fatal(err)
+	}
+	r := a.Runs[0]
+	if c := r.Ceiling; c.Concurrency == nil || *c.Concurrency != 4 || c.Binding != "batch" {
+		t.Errorf("sample ceiling %s bound by %q, want 4 bound by batch", fmtPtr(c.Concurrency), c.Binding)
+	}
+	prev := 0.0
+	for _, l := range r.Levels {
+		p50 := deref(l.TTFT.P50)
+		if l.Concurrency > 4 && p50 < 2*prev {
+			t.Errorf("TTFT p50 at c=%d is %.2fs, not well above %.2fs below it", l.Concurrency, p50, prev)
+		}
+		prev = p50
+	}
+	html := filepath.Join(t.TempDir(), "sample.html")
+	ceiling(t, "report", sample, "-o", html)
+	page, err := os.ReadFile(html)
+	if err != nil {
+		t.Fatal(err)
+	}
+	verdict := "Realistic ceiling: 4 concurrent requests, bound by the server&#39;s batch limit"
+	v, charts := strings.Index(string(page), verdict), strings.Index(string(page), "Throughput and ceilings")
+	if v < 0 || charts < 0 || v > charts {
+		t.Errorf("the report does not state the verdict %q before its charts (at %d, charts at %d)", verdict, v, charts)
+	}
+}

@@ -56,7 +56,7 @@ func BenchmarkClientPaced(b *testing.B) {
 	for _, c := range []struct {
 		streams int
 		gap     time.Duration
-	}{{1024, 20 * time.Millisecond}, {4096, 40 * time.Millisecond}} {
+	}{{1024, 20 * time.Millisecond}, {4096, 40 * time.Millisecond}, {4096, 80 * time.Millisecond}} {
 		b.Run(fmt.Sprintf("streams=%d/gap=%s", c.streams, c.gap), func(b *testing.B) {
 			benchStreamsGap(b, c.streams, 64, c.gap, false)
 		})
@@ -70,7 +70,37 @@ func benchStreams(b *testing.B, streams int, bare bool) {
 func benchStreamsGap(b *testing.B, streams, tokens int, gap time.Duration, bare bool) {
 	eng := enginetest.New(enginetest.Config{Model: "bench", RecordChunkTimes: true, TokenGap: gap})
 	defer eng.Close()
-	c, err := NewClient(ClientOptions{BaseURL: eng.URL(), Endpoint: "completions", Model: "bench",
+	runWaves(b, eng.URL(), streams, tokens, gap, bare, func(since time.Time) (map[int][]int64, error) {
+		return sentSince(eng.Log(), since), nil
+	})
+}
+
+// sentLog returns, once the last wave is over, the engine's send time (Unix ns) of
+// each token chunk of the requests it received at or after since, keyed by prompt
+// tokens (request i has i+1, see benchPrompt).
+type sentLog func(since time.Time) (map[int][]int64, error)
+
+// sentSince turns an engine log into what a sentLog returns.
+func sentSince(log []enginetest.RequestLog, since time.Time) map[int][]int64 {
+	out := map[int][]int64{}
+	for _, e := range log {
+		if e.Received.Before(since) {
+			continue
+		}
+		ts := make([]int64, len(e.ChunkTimes))
+		for i, t := range e.ChunkTimes {
+			ts[i] = t.UnixNano()
+		}
+		out[e.PromptTokens] = ts
+	}
+	return out
+}
+
+// runWaves runs b.N waves of `streams` concurrent requests of `tokens` chunks
+// against the engine at url, and reports chunks/s, chunks/cpu-s (this process only)
+// and, unless bare, the timestamp error of the last wave against sent.
+func runWaves(b *testing.B, url string, streams, tokens int, gap time.Duration, bare bool, sent sentLog) {
+	c, err := NewClient(ClientOptions{BaseURL: url, Endpoint: "completions", Model: "bench",
 		Timeout: time.Minute, MaxConns: streams})
 	if err != nil {
 		b.Fatal(err)
@@ -125,51 +155,53 @@ func benchStreamsGap(b *testing.B, streams, tokens int, gap time.Duration, bare 
 	if bare {
 		return
 	}
-	// Timestamp error of the last wave: recorded chunk time − engine send time.
-	byPrompt := map[int]enginetest.RequestLog{}
-	for _, e := range eng.Log() {
-		if !e.Received.Before(lastStart) {
-			byPrompt[e.PromptTokens] = e
-		}
+	byPrompt, err := sent(lastStart)
+	if err != nil {
+		b.Fatal(err)
 	}
-	// Only chunks sent while every stream was open count, the steady state that the
-	// analyzer's window also keeps: while thousands of connections open at once, the
-	// first chunks wait behind TCP and HTTP set-up, which measures the ramp-up.
-	var rampEnd, drainStart time.Time
-	for _, e := range byPrompt {
-		if len(e.ChunkTimes) == 0 {
-			continue
-		}
-		if first := e.ChunkTimes[0]; first.After(rampEnd) {
-			rampEnd = first
-		}
-		if last := e.ChunkTimes[len(e.ChunkTimes)-1]; drainStart.IsZero() || last.Before(drainStart) {
-			drainStart = last
-		}
-	}
-	var errs []float64
-	for i, r := range lastResults {
-		e, ok := byPrompt[i+1]
-		if !ok || r.FirstTokenNs == 0 || len(e.ChunkTimes) != len(r.GapsUs)+1 {
-			continue
-		}
-		at := r.FirstTokenNs
-		for j, sent := range e.ChunkTimes {
-			if j > 0 {
-				at += int64(r.GapsUs[j-1]) * 1000
-			}
-			if sent.Before(rampEnd) || sent.After(drainStart) {
-				continue
-			}
-			errs = append(errs, float64(at-sent.UnixNano())/1e6)
-		}
-	}
+	errs := timestampErrors(lastResults, byPrompt)
 	if len(errs) == 0 {
 		b.Fatal("no chunk matched the engine's log")
 	}
 	slices.Sort(errs)
 	b.ReportMetric(quantile(errs, 0.5), "ts-err-p50-ms")
 	b.ReportMetric(quantile(errs, 0.99), "ts-err-p99-ms")
+}
+
+// timestampErrors returns, in ms, the recorded chunk time minus the engine's send
+// time of every chunk of results (request i's send times are sent[i+1]) that was
+// sent while every stream was open: the steady state that the analyzer's window
+// also keeps. While thousands of connections open at once, the first chunks wait
+// behind TCP and HTTP set-up, which measures the ramp-up, not the recorder.
+func timestampErrors(results []Result, sent map[int][]int64) []float64 {
+	var rampEnd, drainStart int64
+	for _, ts := range sent {
+		if len(ts) == 0 {
+			continue
+		}
+		rampEnd = max(rampEnd, ts[0])
+		if last := ts[len(ts)-1]; drainStart == 0 || last < drainStart {
+			drainStart = last
+		}
+	}
+	var errs []float64
+	for i, r := range results {
+		ts, ok := sent[i+1]
+		if !ok || r.FirstTokenNs == 0 || len(ts) != len(r.GapsUs)+1 {
+			continue
+		}
+		at := r.FirstTokenNs
+		for j, t := range ts {
+			if j > 0 {
+				at += int64(r.GapsUs[j-1]) * 1000
+			}
+			if t < rampEnd || t > drainStart {
+				continue
+			}
+			errs = append(errs, float64(at-t)/1e6)
+		}
+	}
+	return errs
 }
 
 func firstErr(rs []Result) string {

@@ -19,7 +19,7 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   log "apt-get install ${need_apt[*]}"
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq >&2
-  apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >&2
+  apt-get install -y -qq "${need_apt[@]}" >&2
 fi
 
 if [ ! -d "$ROOT/scripts/duckdb/node_modules/@duckdb/node-api" ]; then

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -12,41 +11,35 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// runAnalyze implements `ceiling analyze`: per-level statistics, the capacity model,
-// fits and the realistic ceiling of one or more recorded runs.
-func runAnalyze(ctx context.Context, e env, args []string) int {
-	fs := pflag.NewFlagSet("analyze", pflag.ContinueOnError)
-	fs.SetOutput(e.stderr)
-	options := addAnalyzeFlags(fs)
-	format := fs.String("format", analyze.FormatText, "output format: "+strings.Join(analyze.Formats(), ", "))
-	out := fs.StringP("output", "o", "-", "write the analysis to this file (- = stdout)")
-	fs.Usage = func() {
-		fmt.Fprint(e.stderr, `Usage: ceiling analyze RUN [RUN ...] [flags]
+const analyzeHead = `Usage: ceiling analyze RUN [RUN ...] [flags]
 
 Reads recorded runs (a trace file, or the RUN.parts directory of an interrupted run;
 the RUN.metrics.parquet sidecar is picked up when present) and prints per-level
 statistics, the KV capacity, the throughput fit, the ceilings and the warnings.
 Several runs are shown side by side.
 
-Example:
+`
+
+const analyzeExample = `Example:
   ceiling analyze run.parquet --slo-ttft 2s --slo-tpot 50ms \
       --model-config samples/models/llama-3.1-8b.json --gpu h100-sxm --gpus 1 --tp 1
   ceiling analyze run-a.parquet run-b.parquet.parts --format json -o analysis.json
 
-Flags:
-`)
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return exitOK
-		}
-		fmt.Fprintf(e.stderr, "ceiling analyze: %v (try --help)\n", err)
-		return exitUsage
+`
+
+// runAnalyze implements `ceiling analyze`: per-level statistics, the capacity model,
+// fits and the realistic ceiling of one or more recorded runs.
+func runAnalyze(ctx context.Context, e env, args []string) int {
+	fs := pflag.NewFlagSet("analyze", pflag.ContinueOnError)
+	options := addAnalyzeFlags(fs)
+	format := fs.String("format", analyze.FormatText, "output format: "+strings.Join(analyze.Formats(), ", "))
+	out := fs.StringP("output", "o", "-", "write the analysis to this file (- = stdout)")
+	h := help{name: "analyze", head: analyzeHead, example: analyzeExample}
+	if code, ok := h.parse(e, fs, args); !ok {
+		return code
 	}
 	if fs.NArg() == 0 {
-		fmt.Fprintln(e.stderr, "ceiling analyze: no run given (try --help)")
-		return exitUsage
+		return h.usageError(e, "no run given")
 	}
 	switch *format {
 	case analyze.FormatText, analyze.FormatMarkdown, analyze.FormatJSON:

@@ -94,8 +94,8 @@ func TestAnalyzeCommandErrors(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr %q; want exit %d mentioning %q", tc.args, code, errOut, tc.code, tc.want)
 		}
 	}
-	code, _, errOut := runCLI("analyze", "--help")
-	if code != exitOK || !strings.Contains(errOut, "Example:") {
-		t.Errorf("--help: exit %d\n%s", code, errOut)
+	code, out, _ := runCLI("analyze", "--help")
+	if code != exitOK || !strings.Contains(out, "Example:") {
+		t.Errorf("--help: exit %d, want 0 and the help with an example on stdout\n%s", code, out)
 	}
 }

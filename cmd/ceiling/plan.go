@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -27,7 +26,6 @@ that bracket that prediction (geometric, up to about twice it).
 // anything is recorded.
 func runPlan(ctx context.Context, e env, args []string) int {
 	fs := pflag.NewFlagSet("plan", pflag.ContinueOnError)
-	fs.SetOutput(e.stderr)
 	modelConfig := fs.String("model-config", "", "Hugging Face config.json of the model (required)")
 	gpu := fs.String("gpu", "", "GPU model from the catalog: "+strings.Join(analyze.GPUNames(), ", "))
 	gpus := fs.Int("gpus", 0, "GPUs in the deployment (default: --tp); GPUs/TP replicas each hold a KV cache")
@@ -42,24 +40,14 @@ func runPlan(ctx context.Context, e env, args []string) int {
 	promptTokens := fs.Int("prompt-tokens", 1024, "prompt tokens per request of the workload")
 	outputTokens := fs.Int("output-tokens", 512, "output tokens per request of the workload")
 	maxModelLen := fs.Int64("max-model-len", 0, "context length the server is started with (default: the config's max_position_embeddings)")
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), "Usage: ceiling plan --model-config config.json (--gpu NAME | --gpu-memory-gib N) [flags]\n\n")
-		fs.PrintDefaults()
-		fmt.Fprint(fs.Output(), "\n"+planExample)
+	h := help{name: "plan", head: "Usage: ceiling plan --model-config config.json (--gpu NAME | --gpu-memory-gib N) [flags]\n\n" +
+		"Prints the KV-cache and memory budget of one GPU step by step and proposes sweep levels\n" +
+		"that bracket the predicted ceiling, before anything is recorded.\n",
+		example: planExample}
+	if code, ok := h.parse(e, fs, args); !ok {
+		return code
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			fs.SetOutput(e.stdout)
-			fs.Usage()
-			return exitOK
-		}
-		fmt.Fprintf(e.stderr, "ceiling plan: %v\nRun 'ceiling plan --help' for the flags and an example.\n", err)
-		return exitUsage
-	}
-	usageErr := func(msg string) int {
-		fmt.Fprintf(e.stderr, "ceiling plan: %s\nRun 'ceiling plan --help' for the flags and an example.\n", msg)
-		return exitUsage
-	}
+	usageErr := func(msg string) int { return h.usageError(e, msg) }
 	switch {
 	case fs.NArg() > 0:
 		return usageErr(fmt.Sprintf("unexpected argument %q", fs.Arg(0)))

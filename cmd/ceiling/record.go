@@ -24,7 +24,6 @@ const recordExample = `Example:
 // runRecord is `ceiling record`: flags → record.Options → record.Record.
 func runRecord(ctx context.Context, e env, args []string) int {
 	fs := pflag.NewFlagSet("record", pflag.ContinueOnError)
-	fs.SetOutput(e.stderr)
 	url := fs.String("url", "", "server base URL, e.g. http://127.0.0.1:8000 (required; credentials in it are never stored)")
 	model := fs.String("model", "", "model id to request (default: the first one /v1/models lists)")
 	endpoint := fs.String("endpoint", "chat", "chat (/v1/chat/completions) or completions (/v1/completions)")
@@ -52,24 +51,13 @@ func runRecord(ctx context.Context, e env, args []string) int {
 	gpus := fs.Int("gpus", 0, "declared: GPUs in the deployment")
 	tp := fs.Int("tp", 0, "declared: tensor-parallel size")
 	modelConfig := fs.String("model-config", "", "declared: path of the model's config.json (stored for analyze)")
-	// pflag would print the usage on every parse error (and to stderr on --help);
-	// print it only for --help, to stdout.
-	fs.Usage = func() {}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			fmt.Fprint(e.stdout, "Usage: ceiling record --url URL (--concurrency LIST|auto | --rate LIST) -o FILE [flags]\n\n")
-			fs.SetOutput(e.stdout)
-			fs.PrintDefaults()
-			fmt.Fprint(e.stdout, "\n"+recordExample)
-			return exitOK
-		}
-		fmt.Fprintf(e.stderr, "ceiling record: %v\nRun 'ceiling record --help' for the flags and an example.\n", err)
-		return exitUsage
+	h := help{name: "record", head: "Usage: ceiling record --url URL (--concurrency LIST|auto | --rate LIST) -o FILE [flags]\n\n" +
+		"Sweeps concurrency levels against an OpenAI-compatible server and writes one Parquet row per request.\n",
+		example: recordExample}
+	if code, ok := h.parse(e, fs, args); !ok {
+		return code
 	}
-	usageErr := func(msg string) int {
-		fmt.Fprintf(e.stderr, "ceiling record: %s\nRun 'ceiling record --help' for the flags and an example.\n", msg)
-		return exitUsage
-	}
+	usageErr := func(msg string) int { return h.usageError(e, msg) }
 	if fs.NArg() > 0 {
 		return usageErr(fmt.Sprintf("unexpected argument %q", fs.Arg(0)))
 	}

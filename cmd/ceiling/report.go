@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,40 +13,34 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// runReport implements `ceiling report`: analyze one or more runs and write one
-// self-contained HTML page.
-func runReport(ctx context.Context, e env, args []string) int {
-	fs := pflag.NewFlagSet("report", pflag.ContinueOnError)
-	fs.SetOutput(e.stderr)
-	options := addAnalyzeFlags(fs)
-	out := fs.StringP("output", "o", "report.html", "write the report to this file (- = stdout)")
-	title := fs.String("title", "", "page title (default: from the model names)")
-	fs.Usage = func() {
-		fmt.Fprint(e.stderr, `Usage: ceiling report RUN [RUN ...] -o report.html [flags]
+const reportHead = `Usage: ceiling report RUN [RUN ...] -o report.html [flags]
 
 Analyzes recorded runs (trace files or RUN.parts directories) like 'ceiling analyze'
 and writes one HTML file that opens offline: the verdict, key numbers, warnings,
 charts and tables. Several runs are overlaid in every chart and compared side by side.
 
-Example:
+`
+
+const reportExample = `Example:
   ceiling report run.parquet -o report.html --slo-ttft 2s --slo-tpot 50ms \
       --model-config samples/models/llama-3.1-8b.json --gpu h100-sxm --gpus 1 --tp 1
   ceiling report bf16.parquet fp8.parquet -o compare.html --title "Llama 3.1 8B: bf16 vs fp8"
 
-Flags:
-`)
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return exitOK
-		}
-		fmt.Fprintf(e.stderr, "ceiling report: %v (try --help)\n", err)
-		return exitUsage
+`
+
+// runReport implements `ceiling report`: analyze one or more runs and write one
+// self-contained HTML page.
+func runReport(ctx context.Context, e env, args []string) int {
+	fs := pflag.NewFlagSet("report", pflag.ContinueOnError)
+	options := addAnalyzeFlags(fs)
+	out := fs.StringP("output", "o", "report.html", "write the report to this file (- = stdout)")
+	title := fs.String("title", "", "page title (default: from the model names)")
+	h := help{name: "report", head: reportHead, example: reportExample}
+	if code, ok := h.parse(e, fs, args); !ok {
+		return code
 	}
 	if fs.NArg() == 0 {
-		fmt.Fprintln(e.stderr, "ceiling report: no run given (try --help)")
-		return exitUsage
+		return h.usageError(e, "no run given")
 	}
 	if *out == "" {
 		fmt.Fprintln(e.stderr, "ceiling report: -o must name a file, or - for stdout")

@@ -105,6 +105,34 @@
     }
   }
 
+  // echarts sizes the value axis to the data only, so a horizontal mark line above
+  // every point (an SLO, the KV capacity) would fall off the chart. Stretch the axis
+  // to keep each one in view.
+  function fitMarkLines(opt) {
+    var top = -Infinity;
+    (opt.series || []).forEach(function (s) {
+      ((s.markLine && s.markLine.data) || []).forEach(function (d) {
+        if (typeof d.yAxis === "number") top = Math.max(top, d.yAxis);
+      });
+    });
+    var y = Array.isArray(opt.yAxis) ? opt.yAxis[0] : opt.yAxis;
+    if (!isFinite(top) || !y || (y.type && y.type !== "value") || y.max != null) return;
+    var dataTop = -Infinity;
+    (opt.series || []).forEach(function (s) {
+      (s.data || []).forEach(function (d) {
+        var v = d && d.value !== undefined ? d.value : d;
+        v = Array.isArray(v) ? v[1] : v;
+        if (typeof v === "number") dataTop = Math.max(dataTop, v);
+      });
+    });
+    if (top > dataTop) {
+      // a round number a little above the line, so the axis keeps tidy labels
+      var v = top * 1.05;
+      var step = Math.pow(10, Math.floor(Math.log10(v))) / 2;
+      y.max = Math.ceil(v / step) * step;
+    }
+  }
+
   function drawAll() {
     var specs = JSON.parse(document.getElementById("ceiling-charts").textContent) || [];
     var instances = [];
@@ -138,6 +166,7 @@
         var opt = spec.option;
         opt.textStyle = { fontFamily: "system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif" };
         tooltip(opt, spec);
+        fitMarkLines(opt);
         var done = false;
         chart.on("finished", function () {
           if (done) return;

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -36,12 +34,6 @@ func writeAnalyzeFixture(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return path
-}
-
-func runCLI(args ...string) (code int, stdout, stderr string) {
-	var o, e bytes.Buffer
-	code = run(context.Background(), env{stdin: strings.NewReader(""), stdout: &o, stderr: &e, getenv: os.Getenv}, args)
-	return code, o.String(), e.String()
 }
 
 func TestAnalyzeCommand(t *testing.T) {

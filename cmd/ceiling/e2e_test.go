@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -11,29 +10,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/ceiling-llm/ceiling/analyze"
 	"github.com/ceiling-llm/ceiling/internal/browsertest"
 	"github.com/ceiling-llm/ceiling/internal/realserver"
 )
-
-// testEnv runs subcommands in-process with captured output.
-func testEnv(stdout, stderr *bytes.Buffer) env {
-	return env{stdin: strings.NewReader(""), stdout: stdout, stderr: stderr, getenv: os.Getenv}
-}
-
-// ceiling runs one subcommand in-process and fails the test unless it exits 0.
-func ceiling(t *testing.T, args ...string) string {
-	t.Helper()
-	var stdout, stderr bytes.Buffer
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	if code := run(ctx, testEnv(&stdout, &stderr), args); code != exitOK {
-		t.Fatalf("ceiling %s: exit %d\nstderr:\n%s", strings.Join(args, " "), code, stderr.String())
-	}
-	return stdout.String()
-}
 
 // TestEndToEndRealServer is the whole pipeline on real parts: a real llama.cpp server
 // (4 slots) swept by `ceiling record`, analyzed, reported, the report opened in

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -54,14 +53,6 @@ func writeSyntheticTrace(t *testing.T, path, model string) {
 	}
 }
 
-func runCmd(args ...string) (int, string, string) {
-	var stdout, stderr bytes.Buffer
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	code := run(ctx, testEnv(&stdout, &stderr), args)
-	return code, stdout.String(), stderr.String()
-}
-
 func TestReportCommand(t *testing.T) {
 	dir := t.TempDir()
 	trace := filepath.Join(dir, "run.parquet")
@@ -69,7 +60,7 @@ func TestReportCommand(t *testing.T) {
 	writeSyntheticTrace(t, trace, hostileModel)
 
 	out := filepath.Join(dir, "report.html")
-	code, _, stderr := runCmd("report", trace, "-o", out, "--slo-ttft", "2s")
+	code, _, stderr := runCLI("report", trace, "-o", out, "--slo-ttft", "2s")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -97,7 +88,7 @@ func TestReportCommand(t *testing.T) {
 	}
 
 	// -o - writes the page to stdout.
-	code, stdout, stderr := runCmd("report", trace, "-o", "-")
+	code, stdout, stderr := runCLI("report", trace, "-o", "-")
 	if code != exitOK || !strings.HasPrefix(stdout, "<!DOCTYPE html>") {
 		t.Errorf("-o -: exit %d, stdout starts %.40q, stderr %s", code, stdout, stderr)
 	}
@@ -118,13 +109,13 @@ func TestReportCommandErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			code, _, stderr := runCmd(tt.args...)
+			code, _, stderr := runCLI(tt.args...)
 			if code != tt.code || !strings.Contains(stderr, tt.want) {
 				t.Errorf("exit %d, stderr %q; want exit %d and %q", code, stderr, tt.code, tt.want)
 			}
 		})
 	}
-	if code, stdout, _ := runCmd("report", "--help"); code != exitOK || !strings.Contains(stdout, "Example:") {
+	if code, stdout, _ := runCLI("report", "--help"); code != exitOK || !strings.Contains(stdout, "Example:") {
 		t.Errorf("--help: exit %d, want 0 and the help with an example on stdout\n%s", code, stdout)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "r.html")); err == nil {

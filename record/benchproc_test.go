@@ -111,7 +111,7 @@ func BenchmarkClientPacedProc(b *testing.B) {
 			if taskset != "" {
 				pinSelf(b, taskset)
 			}
-			runWaves(b, eng.url, c.streams, 64, c.gap, false, eng.sent)
+			runWaves(b, eng.url, c.streams, pacedTokens(c.gap), c.gap, false, eng.sent)
 		})
 	}
 }

@@ -331,7 +331,7 @@ func (c *Client) Do(ctx context.Context, p Prompt, maxTokens int) Result {
 	}
 
 	sr := newSSEReader(&stampReader{r: resp.Body, last: &lastRead})
-	var last int64
+	var last, stamped int64 // the last token chunk's time; the same as FirstTokenNs+GapsUs tell it
 	for {
 		ev, data, err := sr.next()
 		if err != nil {
@@ -359,8 +359,15 @@ func (c *Client) Do(ctx context.Context, p Prompt, maxTokens int) Result {
 		if ch.Content || ch.Reasoning {
 			if res.FirstTokenNs == 0 {
 				res.FirstTokenNs = now
+				stamped = now
 			} else {
-				res.GapsUs = append(res.GapsUs, gapUs(now-last))
+				// Gaps are whole µs; measuring each from the previous chunk's time
+				// as the gaps reconstruct it (not its exact time) keeps the
+				// remainder, so FirstTokenNs plus the gaps stays within 1 µs of
+				// every chunk's time instead of drifting by up to 1 µs a chunk.
+				g := gapUs(now - stamped)
+				res.GapsUs = append(res.GapsUs, g)
+				stamped += int64(g) * 1000
 			}
 			if ch.Content {
 				res.ContentChunks++

@@ -899,7 +899,31 @@ func metricCharts(b *chartBuilder, runs []analyze.Run, labels []string) ([]chart
 		}
 		return names[i] < names[j]
 	})
-	var notes []string
+	allZero := func(rs []ref) bool {
+		for _, r := range rs {
+			for _, p := range r.m.Points {
+				if p[1] != 0 {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	// A series that stayed at zero the whole run (speculative decoding on a server
+	// without it, say) would take a chart's place and say nothing: name it instead.
+	var notes, zero []string
+	live := names[:0:0]
+	for _, n := range names {
+		if allZero(byName[n]) {
+			zero = append(zero, n)
+		} else {
+			live = append(live, n)
+		}
+	}
+	if len(zero) > 0 {
+		notes = append(notes, fmt.Sprintf("Always 0 during the run, not drawn: %s.", strings.Join(zero, ", ")))
+	}
+	names = live
 	if len(names) > maxMetricCharts {
 		notes = append(notes, fmt.Sprintf("%d more metrics are in the embedded analysis but not drawn: %s.", len(names)-maxMetricCharts, strings.Join(names[maxMetricCharts:], ", ")))
 		names = names[:maxMetricCharts]

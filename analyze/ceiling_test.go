@@ -259,3 +259,25 @@ func TestBuildCapacityTPZeroMeansAllGPUs(t *testing.T) {
 		t.Errorf("concurrency %v, want %v (one replica)", *c.ConcurrencyAtMeanRequest, want)
 	}
 }
+
+func TestModelRunWarnsOnThroughputCollapse(t *testing.T) {
+	// A level beyond the peak that loses most of its throughput (seen on a real
+	// llama.cpp server while a compiler shared its cores) is flagged; a plateau's
+	// wobble of a few percent is not.
+	collapse := []Level{level(1, 66, 0.98, 0.02, 0.05), level(2, 121, 1.85, 0.14, 0.25), level(4, 208, 3.87, 0.12, 0.06), level(8, 49, 3.83, 4.17, 10.5)}
+	plateau := []Level{level(1, 66, 0.98, 0.02, 0.05), level(2, 121, 1.85, 0.14, 0.25), level(4, 208, 3.87, 0.12, 0.06), level(8, 199, 3.9, 4, 0.5)}
+	for _, tc := range []struct {
+		name   string
+		levels []Level
+		warn   bool
+	}{{"collapse", collapse, true}, {"plateau", plateau, false}} {
+		r := &Run{Levels: tc.levels}
+		if err := modelRun(r, ServerFacts{}, WorkloadTokens{Mean: 192}, Options{}); err != nil {
+			t.Fatal(err)
+		}
+		all := strings.Join(r.Warnings, "\n")
+		if got := strings.Contains(all, "throughput falls from 208 tok/s at concurrency 4 to 49 at 8 (76% less)"); got != tc.warn {
+			t.Errorf("%s: collapse warning %v, want %v; warnings: %q", tc.name, got, tc.warn, all)
+		}
+	}
+}

@@ -68,8 +68,12 @@ func modelRun(r *Run, facts ServerFacts, work WorkloadTokens, opt Options) error
 		evidence["knee"] = ev
 	}
 	if f := r.Fit.USL; f != nil && f.NMax != nil {
-		evidence["knee"] = append(evidence["knee"], fmt.Sprintf("the USL fit (σ=%.4f, κ=%.2e, R²=%.3f) puts its peak at %.0f; on plateau-shaped curves that overshoots, so the knee comes from the data",
-			f.Sigma, f.Kappa, f.R2, *f.NMax))
+		note := "the knee comes from the data, not from the fit"
+		if k := r.Ceilings.Knee; k != nil && *f.NMax > *k {
+			note = "on plateau-shaped curves that overshoots, so the knee comes from the data"
+		}
+		evidence["knee"] = append(evidence["knee"], fmt.Sprintf("the USL fit (σ=%.4f, κ=%.2e, R²=%.3f) puts its peak at %.0f; %s",
+			f.Sigma, f.Kappa, f.R2, *f.NMax, note))
 	}
 	sloV, sloEv, sloFound, sloBelow := SLOCeiling(r.Levels, opt.SLO)
 	if sloFound {
@@ -89,6 +93,10 @@ func modelRun(r *Run, facts ServerFacts, work WorkloadTokens, opt Options) error
 }
 
 // ceilingWarnings are the warnings about the sweep itself.
+// throughputDrop is how far below its peak a higher level's throughput may fall before
+// the analysis warns: a plateau wobbles by a few percent, a collapse does not.
+const throughputDrop = 0.2
+
 func ceilingWarnings(r *Run, pts []Point) []string {
 	var w []string
 	if n := len(pts); n > 0 && n < minLevels {
@@ -100,6 +108,22 @@ func ceilingWarnings(r *Run, pts []Point) []string {
 	top := pts[len(pts)-1].N
 	if r.Ceilings.Knee == nil && r.Ceilings.Batch == nil {
 		w = append(w, fmt.Sprintf("no plateau reached in the tested range (up to concurrency %g): throughput and batch were still growing, so the ceiling may lie higher", top))
+	}
+	// A throughput that falls well below its peak at a higher level is not a plateau:
+	// the server degraded under overload (preemption, thrashing), or something else
+	// competed for it or for the client while that level ran.
+	peak := pts[0]
+	for _, p := range pts {
+		if p.X > peak.X {
+			peak = p
+		}
+	}
+	for _, p := range pts {
+		if p.N > peak.N && p.X < (1-throughputDrop)*peak.X {
+			w = append(w, fmt.Sprintf("throughput falls from %.0f tok/s at concurrency %g to %.0f at %g (%.0f%% less): the server degrades under overload, or something competed with it or the client during that level; levels beyond the peak do not measure capacity",
+				peak.X, peak.N, p.X, p.N, 100*(1-p.X/peak.X)))
+			break
+		}
 	}
 	if kv := r.Ceilings.KV; kv != nil && *kv > 0 && top > 2**kv {
 		w = append(w, fmt.Sprintf("the sweep went to concurrency %g, %.1f× what the KV cache holds at the mean request (%.1f): levels beyond it measure queueing, not serving",

@@ -193,6 +193,9 @@ type Prompt struct {
 	MaxTokens int
 	// TargetTokens is the prompt length the workload aimed at (0 when unknown).
 	TargetTokens int
+	// RequestID is sent as the X-Request-Id header, so that a row of the trace can be
+	// found in the server's own logs ("" = no header).
+	RequestID string
 }
 
 type chatMessage struct {
@@ -302,6 +305,9 @@ func (c *Client) Do(ctx context.Context, p Prompt, maxTokens int) Result {
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "text/event-stream")
+	if p.RequestID != "" {
+		req.Header.Set("X-Request-Id", p.RequestID)
+	}
 	// Marks the POST as replayable (the nil value is not sent): when the server has
 	// closed an idle keep-alive connection just as it is reused, net/http resends
 	// the request on a fresh connection instead of failing it. It only does so when

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -378,6 +379,12 @@ func samePlan(old, cur RunInfo) error {
 	return nil
 }
 
+// RequestHeaderID is the X-Request-Id the recorder sends with request id of run runID:
+// the run and the trace's request_id, so a row is easy to find in the server's logs.
+func RequestHeaderID(runID string, id int64) string {
+	return "ceiling-" + runID + "-" + strconv.FormatInt(id, 10)
+}
+
 func newRunID(t time.Time) string {
 	return fmt.Sprintf("%s-%08x", t.Format("20060102T150405Z"), rand.Uint32())
 }
@@ -692,6 +699,7 @@ func (r *recorder) runLevel(ctx, hard context.Context, lv level, total int) (Lev
 	do := func(idx int64, worker int32, scheduled int64) {
 		id := baseID + idx
 		prompt, maxTokens := r.workload.Prompt(id)
+		prompt.RequestID = RequestHeaderID(r.info.RunID, id)
 		res := r.client.Do(hard, prompt, maxTokens)
 		row := Row{
 			RunID:              r.info.RunID,

@@ -6,8 +6,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"slices"
-	"sort"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -50,50 +48,23 @@ func baseOptions(t *testing.T, url string) Options {
 
 func ns(t time.Time) int64 { return t.UnixNano() }
 
-// matchLog pairs each row with the engine request it was, by the closest receive
-// and first-token times (requests carry no id the engine logs).
+// matchLog pairs each row with the engine's log entry of the same request, by the
+// X-Request-Id header the recorder sends.
 func matchLog(t *testing.T, rows []Row, log []enginetest.RequestLog) map[int64]enginetest.RequestLog {
 	t.Helper()
-	used := make([]bool, len(log))
+	byHeader := map[string]enginetest.RequestLog{}
+	for _, e := range log {
+		byHeader[e.RequestID] = e
+	}
 	out := map[int64]enginetest.RequestLog{}
-	sorted := slices.Clone(rows)
-	sort.Slice(sorted, func(a, b int) bool { return sorted[a].SentNs < sorted[b].SentNs })
-	for _, r := range sorted {
-		best, bestD := -1, int64(math.MaxInt64)
-		for i, e := range log {
-			if used[i] || e.MaxTokens != int(r.MaxTokens) {
-				continue
-			}
-			d := abs(ns(e.Received) - r.SentNs)
-			if r.FirstTokenNs != nil && !e.FirstTokenSent.IsZero() {
-				d += abs(ns(e.FirstTokenSent) - *r.FirstTokenNs)
-				// Every chunk time counts, so that simultaneous requests pair up right.
-				at := *r.FirstTokenNs
-				for i, sent := range e.ChunkTimes {
-					if i > 0 && i-1 < len(r.ChunkGapsUs) {
-						at += int64(r.ChunkGapsUs[i-1]) * 1000
-					}
-					d += abs(ns(sent) - at)
-				}
-			}
-			if d < bestD {
-				best, bestD = i, d
-			}
+	for _, r := range rows {
+		e, ok := byHeader[RequestHeaderID(r.RunID, r.RequestID)]
+		if !ok {
+			t.Fatalf("row %d: the engine saw no request with X-Request-Id %s", r.RequestID, RequestHeaderID(r.RunID, r.RequestID))
 		}
-		if best < 0 {
-			t.Fatalf("row %d matches no engine request", r.RequestID)
-		}
-		used[best] = true
-		out[r.RequestID] = log[best]
+		out[r.RequestID] = e
 	}
 	return out
-}
-
-func abs(v int64) int64 {
-	if v < 0 {
-		return -v
-	}
-	return v
 }
 
 func TestRecordClosedLoopMatchesEngine(t *testing.T) {

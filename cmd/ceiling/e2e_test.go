@@ -27,7 +27,9 @@ func TestEndToEndRealServer(t *testing.T) {
 	srv := realserver.Start(t, realserver.Options{Slots: 4, Context: 8192})
 	dir := t.TempDir()
 	trace := filepath.Join(dir, "run.parquet")
-	ceiling(t, "record", "--url", srv.URL, "--concurrency", "1,2,4,8",
+	// Two levels beyond the 4 slots, so that the plateau of decode concurrency stands
+	// out from the noise of a loaded machine.
+	ceiling(t, "record", "--url", srv.URL, "--concurrency", "1,2,4,8,16",
 		"--requests-per-level", "24", "--warmup", "2", "--prompt-tokens", "64", "--output-tokens", "48",
 		"--ignore-eos", "--scrape-interval", "200ms", "-o", trace)
 
@@ -44,8 +46,8 @@ func TestEndToEndRealServer(t *testing.T) {
 		t.Fatalf("analysis has schema %q and %d runs, want %q and 1", a.Schema, len(a.Runs), analyze.Schema)
 	}
 	r := a.Runs[0]
-	if len(r.Levels) != 4 {
-		t.Fatalf("analysis has %d levels, want 4", len(r.Levels))
+	if len(r.Levels) != 5 {
+		t.Fatalf("analysis has %d levels, want 5", len(r.Levels))
 	}
 	byConc := map[int]analyze.Level{}
 	for _, l := range r.Levels {
@@ -59,7 +61,11 @@ func TestEndToEndRealServer(t *testing.T) {
 		t.Errorf("TTFT p50 at c=8 (%.4fs) is not well above c=4 (%.4fs): no queueing seen", p50(8), p50(4))
 	}
 	if c := r.Ceilings.Batch; c == nil || math.Abs(*c-4) > 0.75 {
-		t.Errorf("batch ceiling = %v, want about 4 (the server's slots)", fmtPtr(c))
+		var levels strings.Builder
+		for _, l := range r.Levels {
+			fmt.Fprintf(&levels, "\n  c=%d decode %.2f waiting %.2f out %.1f tok/s TTFT p50 %.4fs", l.Concurrency, l.DecodeConcurrency, l.WaitingConcurrency, l.OutputTokS, deref(l.TTFT.P50))
+		}
+		t.Errorf("batch ceiling = %v, want about 4 (the server's slots); levels:%s", fmtPtr(c), levels.String())
 	}
 
 	html := filepath.Join(dir, "report.html")

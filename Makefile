@@ -2,6 +2,8 @@
 #   make sample   writes sample-report.html from the bundled real sample
 #   make test     installs what the tests need, then runs the whole test suite
 # CI runs .ci/run, which runs `make test`.
+# Packages are tested one at a time (-p 1): several of them time a real llama.cpp
+# server or the recorder, and on 2 cores two such tests at once measure each other.
 
 GO ?= go
 SAMPLE ?= samples/llamacpp-d768-4slots.parquet
@@ -20,7 +22,7 @@ test:
 	@eval "$$(scripts/deps.sh)" && \
 	  echo "== gofmt" && test -z "$$(gofmt -l . | tee /dev/stderr)" && \
 	  echo "== go vet" && $(GO) vet ./... && \
-	  echo "== go test -race" && $(GO) test -race -count=1 -timeout 30m ./...
+	  echo "== go test -race" && $(GO) test -race -count=1 -p 1 -timeout 30m ./...
 
 # Benchmarks: benchstat-friendly output (go test -bench), plus whole-process figures.
 bench:

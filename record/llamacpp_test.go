@@ -152,9 +152,10 @@ func TestLlamaCppSweep(t *testing.T) {
 	for _, c := range []int32{1, 2, 4, 8} {
 		t.Logf("c=%d  TTFT p50 %.1f ms  p90 %.1f ms", c, 1e3*quantile(ttft[c], 0.5), 1e3*quantile(ttft[c], 0.9))
 	}
-	// At c=8 half the requests wait for one of the 4 slots: a whole request.
-	if p4, p8 := quantile(ttft[4], 0.9), quantile(ttft[8], 0.9); p8 < 2*p4 {
-		t.Errorf("TTFT p90 %.1f ms at c=8 vs %.1f ms at c=4: no queueing for the 4 slots visible", p8*1e3, p4*1e3)
+	// At c=8 a request waits for one of the 4 slots, about a whole request. The median
+	// shows it; a p90 at c=4 can be lifted by one slow moment of a loaded machine.
+	if p4, p8 := quantile(ttft[4], 0.5), quantile(ttft[8], 0.5); p8 < 2*p4 {
+		t.Errorf("TTFT p50 %.1f ms at c=8 vs %.1f ms at c=4: no queueing for the 4 slots visible", p8*1e3, p4*1e3)
 	}
 	if _, err := os.Stat(MetricsPath(o.Output)); err != nil {
 		t.Errorf("no metrics sidecar: %v", err)

@@ -95,24 +95,33 @@ func sealPart[T any](path string, info RunInfo, pm partMeta, rows []T) error {
 		return fmt.Errorf("encoding run info: %w", err)
 	}
 	partJSON, _ := json.Marshal(pm)
+	return writeSealed(path, func(f *os.File) error {
+		w := parquet.NewGenericWriter[T](f,
+			parquet.KeyValueMetadata(MetaSchemaVersion, SchemaVersion),
+			parquet.KeyValueMetadata(MetaRun, string(runJSON)),
+			parquet.KeyValueMetadata(MetaPart, string(partJSON)),
+			parquet.Compression(&parquet.Zstd),
+		)
+		if _, err := w.Write(rows); err != nil {
+			return err
+		}
+		return w.Close()
+	})
+}
+
+// writeSealed writes path through path.inprogress: write, fsync, close, rename, fsync
+// the directory. A reader (or a recorder killed halfway) therefore never finds a
+// half-written file under the final name.
+func writeSealed(path string, write func(f *os.File) error) error {
 	tmp := path + ".inprogress"
 	f, err := os.Create(tmp)
 	if err != nil {
-		return fmt.Errorf("sealing part: %w", err)
+		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	w := parquet.NewGenericWriter[T](f,
-		parquet.KeyValueMetadata(MetaSchemaVersion, SchemaVersion),
-		parquet.KeyValueMetadata(MetaRun, string(runJSON)),
-		parquet.KeyValueMetadata(MetaPart, string(partJSON)),
-		parquet.Compression(&parquet.Zstd),
-	)
-	if _, err := w.Write(rows); err != nil {
+	if err := write(f); err != nil {
 		f.Close()
-		return fmt.Errorf("writing %s: %w", tmp, err)
-	}
-	if err := w.Close(); err != nil {
-		f.Close()
-		return fmt.Errorf("writing %s: %w", tmp, err)
+		os.Remove(tmp)
+		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	if err := f.Sync(); err != nil {
 		f.Close()
@@ -256,27 +265,7 @@ func mergeParts[T any](w io.Writer, parts []sealedPart, info RunInfo) error {
 
 // mergeToFile merges parts into path atomically (temporary file, fsync, rename).
 func mergeToFile[T any](path string, parts []sealedPart, info RunInfo) error {
-	tmp := path + ".inprogress"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := mergeParts[T](f, parts, info); err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("syncing %s: %w", tmp, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("closing %s: %w", tmp, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return syncDir(filepath.Dir(path))
+	return writeSealed(path, func(f *os.File) error { return mergeParts[T](f, parts, info) })
 }
 
 // resumeState is what --resume recovers from a parts directory.

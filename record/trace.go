@@ -160,33 +160,22 @@ type LevelInfo struct {
 	OutputTokS float64 `json:"output_tok_s,omitempty"`
 }
 
-// WriteFile writes rows and info as one complete trace file at path. It is the
-// simplest writer, used for small files and tests; the recorder seals parts instead.
+// WriteFile writes rows and info as one complete trace file at path, atomically. It is
+// the simplest writer, for small files, importers and tests; the recorder seals parts.
 func WriteFile(path string, info RunInfo, rows []Row) error {
 	meta, err := json.Marshal(info)
 	if err != nil {
 		return fmt.Errorf("encoding run info: %w", err)
 	}
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("creating %s: %w", path, err)
-	}
-	w := parquet.NewGenericWriter[Row](f,
-		parquet.KeyValueMetadata(MetaSchemaVersion, SchemaVersion),
-		parquet.KeyValueMetadata(MetaRun, string(meta)),
-		parquet.Compression(&parquet.Zstd),
-	)
-	if _, err := w.Write(rows); err != nil {
-		f.Close()
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := w.Close(); err != nil {
-		f.Close()
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("syncing %s: %w", path, err)
-	}
-	return f.Close()
+	return writeSealed(path, func(f *os.File) error {
+		w := parquet.NewGenericWriter[Row](f,
+			parquet.KeyValueMetadata(MetaSchemaVersion, SchemaVersion),
+			parquet.KeyValueMetadata(MetaRun, string(meta)),
+			parquet.Compression(&parquet.Zstd),
+		)
+		if _, err := w.Write(rows); err != nil {
+			return err
+		}
+		return w.Close()
+	})
 }

@@ -22,6 +22,8 @@ test:
 	@eval "$$(scripts/deps.sh)" && \
 	  echo "== gofmt" && test -z "$$(gofmt -l . | tee /dev/stderr)" && \
 	  echo "== go vet" && $(GO) vet ./... && \
+	  echo "== go mod tidy -diff" && $(GO) mod tidy -diff && \
+	  echo "== staticcheck" && "$$STATICCHECK" ./... && \
 	  echo "== go test -race" && $(GO) test -race -count=1 -p 1 -timeout 30m ./...
 
 # Benchmarks: benchstat-friendly output (go test -bench), plus whole-process figures.

@@ -27,8 +27,17 @@ if [ ! -d "$ROOT/scripts/duckdb/node_modules/@duckdb/node-api" ]; then
   npm ci --prefix "$ROOT/scripts/duckdb" --no-audit --no-fund --silent >&2
 fi
 
+# staticcheck, pinned, built once into the cache (it is a Go module, fetched by the go command).
+STATICCHECK_VERSION=v0.8.2
+SC="${CEILING_CACHE:-$HOME/.cache/ceiling}/staticcheck-$STATICCHECK_VERSION"
+if [ ! -x "$SC/staticcheck" ]; then
+  log "go install staticcheck@$STATICCHECK_VERSION"
+  GOBIN="$SC" go install "honnef.co/go/tools/cmd/staticcheck@$STATICCHECK_VERSION" >&2
+fi
+
 server=$("$ROOT/.ci/llama.sh" build)
 model=$("$ROOT/.ci/llama.sh" model d64)
 echo "export LLAMA_SERVER='$server'"
 echo "export LLAMA_MODEL='$model'"
 echo "export CHROMIUM='$(command -v chromium)'"
+echo "export STATICCHECK='$SC/staticcheck'"

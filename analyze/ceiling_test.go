@@ -4,6 +4,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/ceiling-llm/ceiling/capacity"
 )
 
 func fp(v float64) *float64 { return &v }
@@ -147,7 +149,7 @@ func TestKneeCeiling(t *testing.T) {
 func TestModelRunLlamaLike(t *testing.T) {
 	r := &Run{Levels: llamaLevels()}
 	facts := ServerFacts{Kind: "llamacpp", KVCapacityTokens: ip(8192), MaxModelLen: ip(2048), Slots: ip(4)}
-	err := modelRun(r, facts, WorkloadTokens{Mean: 600, P99: 700}, Options{SLO: SLO{TTFT: fp(1)}, ReserveGiB: -1})
+	err := modelRun(r, facts, WorkloadTokens{Mean: 600, P99: 700}, Options{SLO: SLO{TTFT: fp(1)}, BudgetInput: capacity.BudgetInput{ReserveGiB: -1}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +186,7 @@ func TestModelRunModelledAndWarnings(t *testing.T) {
 	// Kimi-K2.5 on 8 RTX PRO 6000 swept to 1024 with 3,000-token requests, and only
 	// three levels, still rising: every sweep warning fires.
 	r := &Run{Levels: []Level{level(256, 1000, 200, 56, 1), level(512, 1900, 400, 112, 2), level(1024, 3700, 800, 224, 3)}}
-	opt := Options{ModelConfig: "../samples/models/kimi-k2.5.json", GPU: "rtx-pro-6000", GPUs: 8, TP: 8, WeightsGiB: 70.8, ReserveGiB: -1}
+	opt := Options{ModelConfig: "../samples/models/kimi-k2.5.json", BudgetInput: capacity.BudgetInput{GPU: "rtx-pro-6000", GPUs: 8, TP: 8, WeightsGiB: 70.8, ReserveGiB: -1}}
 	if err := modelRun(r, ServerFacts{}, WorkloadTokens{Mean: 3000, P99: 3100}, opt); err != nil {
 		t.Fatal(err)
 	}
@@ -222,8 +224,8 @@ func TestModelRunModelledAndWarnings(t *testing.T) {
 	// Bad inputs are errors that name them.
 	bad := []Options{
 		{ModelConfig: "testdata/none.json"},
-		{ModelConfig: "../samples/models/llama-3.1-8b.json", GPU: "tpu"},
-		{ModelConfig: "../samples/models/llama-3.1-8b.json", KVDtype: "int2"},
+		{ModelConfig: "../samples/models/llama-3.1-8b.json", BudgetInput: capacity.BudgetInput{GPU: "tpu"}},
+		{ModelConfig: "../samples/models/llama-3.1-8b.json", BudgetInput: capacity.BudgetInput{KVDtype: "int2"}},
 	}
 	for _, o := range bad {
 		if err := modelRun(&Run{}, ServerFacts{}, WorkloadTokens{}, o); err == nil {
@@ -247,7 +249,7 @@ func TestGroupDigits(t *testing.T) {
 
 // TP 0 means one engine over every GPU (the analyze flags' convention), not GPUs replicas.
 func TestBuildCapacityTPZeroMeansAllGPUs(t *testing.T) {
-	opt := Options{ModelConfig: "../samples/models/llama-3.1-70b.json", GPU: "h100-sxm", GPUs: 8, ReserveGiB: -1}
+	opt := Options{ModelConfig: "../samples/models/llama-3.1-70b.json", BudgetInput: capacity.BudgetInput{GPU: "h100-sxm", GPUs: 8, ReserveGiB: -1}}
 	c, _, err := BuildCapacity(ServerFacts{}, WorkloadTokens{Mean: 1000}, opt)
 	if err != nil {
 		t.Fatal(err)

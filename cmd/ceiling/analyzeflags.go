@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ceiling-llm/ceiling/analyze"
+	"github.com/ceiling-llm/ceiling/capacity"
 	"github.com/spf13/pflag"
 )
 
@@ -21,9 +22,9 @@ func addAnalyzeFlags(fs *pflag.FlagSet) func() (analyze.Options, error) {
 	gpus := fs.Int("gpus", 0, "GPUs in the deployment")
 	tp := fs.Int("tp", 0, "tensor-parallel size (0 = --gpus)")
 	memGiB := fs.Float64("gpu-memory-gib", 0, "memory per GPU in GiB, overriding the catalog")
-	util := fs.Float64("gpu-util", analyze.DefaultUtilization, "fraction of GPU memory the server may use (vLLM --gpu-memory-utilization)")
+	util := fs.Float64("gpu-util", capacity.DefaultUtilization, "fraction of GPU memory the server may use (vLLM --gpu-memory-utilization)")
 	weightsGiB := fs.Float64("weights-gib", 0, "model weights per GPU in GiB (0 = estimate from the config)")
-	reserveGiB := fs.Float64("reserve-gib", -1, fmt.Sprintf("activation/overhead reserve per GPU in GiB (-1 = %g)", analyze.DefaultReserveGiB))
+	reserveGiB := fs.Float64("reserve-gib", -1, fmt.Sprintf("activation/overhead reserve per GPU in GiB (-1 = %g)", capacity.DefaultReserveGiB))
 	kvDtype := fs.String("kv-dtype", "auto", "KV cache dtype: auto, bf16, fp16, fp8")
 	weightDtype := fs.String("weight-dtype", "", "weight precision for the weight estimate, e.g. bf16, fp8, nvfp4 (\"\" = from the config)")
 	paramsB := fs.Float64("params-b", 0, "parameter count in billions for the weight estimate (0 = from the config)")
@@ -32,9 +33,12 @@ func addAnalyzeFlags(fs *pflag.FlagSet) func() (analyze.Options, error) {
 
 	return func() (analyze.Options, error) {
 		opt := analyze.Options{
-			ModelConfig: *modelConfig, GPU: *gpu, GPUs: *gpus, TP: *tp,
-			MemoryGiB: *memGiB, Utilization: *util, WeightsGiB: *weightsGiB, ReserveGiB: *reserveGiB,
-			KVDtype: strings.ToLower(*kvDtype), WeightDtype: *weightDtype, ParamsB: *paramsB,
+			ModelConfig: *modelConfig,
+			BudgetInput: capacity.BudgetInput{
+				GPU: *gpu, GPUs: *gpus, TP: *tp,
+				MemoryGiB: *memGiB, Utilization: *util, WeightsGiB: *weightsGiB, ReserveGiB: *reserveGiB,
+				KVDtype: strings.ToLower(*kvDtype), WeightDtype: *weightDtype, ParamsB: *paramsB,
+			},
 			MaxModelLen: *maxModelLen, TimelineLevel: *timelineLevel,
 		}
 		for _, d := range []struct {

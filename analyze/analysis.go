@@ -122,7 +122,7 @@ type Fit struct {
 }
 
 // USLFit is the Universal Scalability Law X(N) = λN / (1 + σ(N−1) + κN(N−1))
-// (Gunther 2007) fitted with σ, κ ≥ 0.
+// (Gunther 2007; see usl.go) fitted with σ, κ ≥ 0.
 type USLFit struct {
 	Sigma  float64  `json:"sigma"`
 	Kappa  float64  `json:"kappa"`

@@ -11,26 +11,11 @@ import (
 // Point is one measured (concurrency, throughput) pair.
 type Point struct{ N, X float64 }
 
-// USLThroughput is X(N) = λN / (1 + σ(N−1) + κN(N−1)).
-func USLThroughput(sigma, kappa, lambda, n float64) float64 {
-	return lambda * n / (1 + sigma*(n-1) + kappa*n*(n-1))
-}
-
 // Throughput evaluates the fitted curve at concurrency n.
-func (f USLFit) Throughput(n float64) float64 { return USLThroughput(f.Sigma, f.Kappa, f.Lambda, n) }
+func (f USLFit) Throughput(n float64) float64 { return f.model().Throughput(n) }
 
-// USLCurve samples the fitted curve at steps points from 1 to maxN, for plotting.
-func USLCurve(f USLFit, maxN float64, steps int) []Point {
-	if steps < 2 || maxN <= 1 {
-		return []Point{{1, f.Throughput(1)}}
-	}
-	out := make([]Point, steps)
-	for i := range out {
-		n := 1 + (maxN-1)*float64(i)/float64(steps-1)
-		out[i] = Point{n, f.Throughput(n)}
-	}
-	return out
-}
+// model is the fitted law without the goodness of fit.
+func (f USLFit) model() usl { return usl{Sigma: f.Sigma, Kappa: f.Kappa, Lambda: f.Lambda} }
 
 // FitUSL fits the Universal Scalability Law to (concurrency, throughput) points by
 // least squares on the throughput, with σ, κ ≥ 0 and λ > 0.
@@ -65,8 +50,9 @@ func FitUSL(points []Point) (*USLFit, error) {
 	}
 	lambdaFor := func(sigma, kappa float64) float64 {
 		var num, den float64
+		shape := usl{Sigma: sigma, Kappa: kappa, Lambda: 1}
 		for _, p := range pts {
-			g := p.N / (1 + sigma*(p.N-1) + kappa*p.N*(p.N-1))
+			g := shape.Throughput(p.N)
 			num += p.X * g
 			den += g * g
 		}
@@ -74,10 +60,10 @@ func FitUSL(points []Point) (*USLFit, error) {
 	}
 	sse := func(x []float64) float64 {
 		sigma, kappa := params(x)
-		l := lambdaFor(sigma, kappa)
+		m := usl{Sigma: sigma, Kappa: kappa, Lambda: lambdaFor(sigma, kappa)}
 		var s float64
 		for _, p := range pts {
-			r := p.X - USLThroughput(sigma, kappa, l, p.N)
+			r := p.X - m.Throughput(p.N)
 			s += r * r
 		}
 		return s
@@ -108,8 +94,7 @@ func FitUSL(points []Point) (*USLFit, error) {
 	}
 	sigma, kappa := params(x)
 	f := &USLFit{Sigma: sigma, Kappa: kappa, Lambda: lambdaFor(sigma, kappa)}
-	if kappa > 0 && sigma < 1 {
-		n := math.Sqrt((1 - sigma) / kappa)
+	if n, ok := f.model().Nmax(); ok {
 		f.NMax = &n
 	}
 	var mean float64

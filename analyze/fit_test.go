@@ -85,7 +85,7 @@ func TestFitUSLConstraintsAndErrors(t *testing.T) {
 	// Known curve recovered.
 	var pts []Point
 	for _, n := range []float64{1, 2, 4, 8, 16, 32, 64} {
-		pts = append(pts, Point{n, USLThroughput(0.05, 0.001, 50, n)})
+		pts = append(pts, Point{n, usl{Sigma: 0.05, Kappa: 0.001, Lambda: 50}.Throughput(n)})
 	}
 	f, err = FitUSL(pts)
 	if err != nil {
@@ -100,7 +100,7 @@ func TestFitUSLConstraintsAndErrors(t *testing.T) {
 	if _, err := FitUSL([]Point{{1, 1}, {1, 2}, {2, 3}}); err == nil {
 		t.Error("2 distinct levels: no error")
 	}
-	c := USLCurve(USLFit{Lambda: 10}, 5, 5)
+	c := usl{Lambda: 10}.Curve(5, 5)
 	if len(c) != 5 || c[4].N != 5 || c[4].X != 50 {
 		t.Errorf("curve %v", c)
 	}

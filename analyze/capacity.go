@@ -10,24 +10,24 @@ import (
 // The capacity section of a run: the capacity model (package capacity) put beside what
 // the server revealed and the workload's request lengths.
 
-// ServerFacts is what the trace's ceiling.run says the server revealed.
-type ServerFacts struct {
+// serverFacts is what the trace's ceiling.run says the server revealed.
+type serverFacts struct {
 	Kind             string
 	KVCapacityTokens *int64
 	MaxModelLen      *int64
 	Slots            *int64
 }
 
-// WorkloadTokens are prompt+output tokens per successful non-warm-up request of the run.
-type WorkloadTokens struct{ Mean, P99 float64 }
+// workloadTokens are prompt+output tokens per successful non-warm-up request of the run.
+type workloadTokens struct{ Mean, P99 float64 }
 
-// BuildCapacity assembles the capacity section: modelled from the config and hardware
+// buildCapacity assembles the capacity section: modelled from the config and hardware
 // when given, measured when the server revealed its KV capacity (measured beats
 // modelled; the prediction stays beside it), and the concurrency the KV cache holds at
 // max_model_len and at the workload's mean and p99 request. It returns nil when
 // nothing is known. Concurrency counts every replica (GPUs / TP engines) of the
 // deployment.
-func BuildCapacity(facts ServerFacts, work WorkloadTokens, opt Options) (*Capacity, []string, error) {
+func buildCapacity(facts serverFacts, work workloadTokens, opt Options) (*Capacity, []string, error) {
 	var warnings []string
 	var plan *capacity.PlanResult
 	var kv *capacity.KVModel

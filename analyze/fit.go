@@ -8,8 +8,8 @@ import (
 	"gonum.org/v1/gonum/optimize"
 )
 
-// Point is one measured (concurrency, throughput) pair.
-type Point struct{ N, X float64 }
+// point is one measured (concurrency, throughput) pair.
+type point struct{ N, X float64 }
 
 // Throughput evaluates the fitted curve at concurrency n.
 func (f USLFit) Throughput(n float64) float64 { return f.model().Throughput(n) }
@@ -17,7 +17,7 @@ func (f USLFit) Throughput(n float64) float64 { return f.model().Throughput(n) }
 // model is the fitted law without the goodness of fit.
 func (f USLFit) model() usl { return usl{Sigma: f.Sigma, Kappa: f.Kappa, Lambda: f.Lambda} }
 
-// FitUSL fits the Universal Scalability Law to (concurrency, throughput) points by
+// fitUSL fits the Universal Scalability Law to (concurrency, throughput) points by
 // least squares on the throughput, with σ, κ ≥ 0 and λ > 0.
 //
 // For fixed σ and κ the model is linear in λ, so λ has a closed form
@@ -25,8 +25,8 @@ func (f USLFit) model() usl { return usl{Sigma: f.Sigma, Kappa: f.Kappa, Lambda:
 // gonum's Nelder-Mead on |σ| and |κ| (the absolute value keeps them non-negative
 // without a penalty), restarted once from its own result to polish the minimum. κ is
 // searched scaled by the largest N² so that both coordinates have comparable effect.
-func FitUSL(points []Point) (*USLFit, error) {
-	var pts []Point
+func fitUSL(points []point) (*USLFit, error) {
+	var pts []point
 	maxN := 0.0
 	for _, p := range points {
 		if p.N > 0 && p.X > 0 && !math.IsNaN(p.X) && !math.IsInf(p.X, 0) {

@@ -14,8 +14,8 @@ const modelDisagreement = 0.25
 
 // modelRun fills r.Capacity, r.Fit, r.Ceilings, r.Ceiling and appends its warnings
 // (fewer than 4 levels, no plateau reached...) given r.Levels already computed.
-func modelRun(r *Run, facts ServerFacts, work WorkloadTokens, opt Options) error {
-	capacity, warnings, err := BuildCapacity(facts, work, opt)
+func modelRun(r *Run, facts serverFacts, work workloadTokens, opt Options) error {
+	capacity, warnings, err := buildCapacity(facts, work, opt)
 	if err != nil {
 		return err
 	}
@@ -24,7 +24,7 @@ func modelRun(r *Run, facts ServerFacts, work WorkloadTokens, opt Options) error
 
 	pts := throughputPoints(r.Levels)
 	if len(pts) >= 3 {
-		if f, err := FitUSL(pts); err == nil {
+		if f, err := fitUSL(pts); err == nil {
 			r.Fit.USL = f
 		} else {
 			r.Warnings = append(r.Warnings, fmt.Sprintf("no USL fit: %v", err))
@@ -38,7 +38,7 @@ func modelRun(r *Run, facts ServerFacts, work WorkloadTokens, opt Options) error
 		evidence["kv"] = []string{fmt.Sprintf("the KV cache holds %s tokens (%s); at the workload's mean request of %.0f prompt+output tokens that is %.1f requests at once",
 			groupDigits(*capacity.KVCapacityTokens), capacity.Source, *capacity.MeanRequestTokens, v)}
 	}
-	if v, ev, ok := BatchCeiling(r.Levels); ok {
+	if v, ev, ok := batchCeiling(r.Levels); ok {
 		r.Ceilings.Batch = &v
 		evidence["batch"] = []string{ev}
 		if facts.Slots != nil {
@@ -49,7 +49,7 @@ func modelRun(r *Run, facts ServerFacts, work WorkloadTokens, opt Options) error
 			evidence["batch"] = append(evidence["batch"], fmt.Sprintf("the server declares %d slots%s", *facts.Slots, agree))
 		}
 	}
-	if v, ev, ok := KneeCeiling(r.Levels, DefaultPlateauGain); ok {
+	if v, ev, ok := kneeCeiling(r.Levels, defaultPlateauGain); ok {
 		r.Ceilings.Knee = &v
 		evidence["knee"] = ev
 	} else if len(ev) > 0 {
@@ -63,7 +63,7 @@ func modelRun(r *Run, facts ServerFacts, work WorkloadTokens, opt Options) error
 		evidence["knee"] = append(evidence["knee"], fmt.Sprintf("the USL fit (σ=%.4f, κ=%.2e, R²=%.3f) puts its peak at %.0f; %s",
 			f.Sigma, f.Kappa, f.R2, *f.NMax, note))
 	}
-	sloV, sloEv, sloFound, sloBelow := SLOCeiling(r.Levels, opt.SLO)
+	sloV, sloEv, sloFound, sloBelow := sloCeiling(r.Levels, opt.SLO)
 	if sloFound {
 		r.Ceilings.SLO = &sloV
 		evidence["slo"] = []string{sloEv}
@@ -71,7 +71,7 @@ func modelRun(r *Run, facts ServerFacts, work WorkloadTokens, opt Options) error
 			r.Warnings = append(r.Warnings, "the SLOs are not met at any tested level: "+sloEv)
 		}
 	}
-	r.Ceiling = Realistic(r.Ceilings, evidence)
+	r.Ceiling = realistic(r.Ceilings, evidence)
 	if r.Ceiling.Binding == "none" && sloEv != "" {
 		r.Ceiling.Evidence = append(r.Ceiling.Evidence, sloEv)
 	}
@@ -85,7 +85,7 @@ func modelRun(r *Run, facts ServerFacts, work WorkloadTokens, opt Options) error
 // the analysis warns: a plateau wobbles by a few percent, a collapse does not.
 const throughputDrop = 0.2
 
-func ceilingWarnings(r *Run, pts []Point) []string {
+func ceilingWarnings(r *Run, pts []point) []string {
 	var w []string
 	if n := len(pts); n > 0 && n < minLevels {
 		w = append(w, fmt.Sprintf("only %d levels: too few to locate a knee or trust a curve fit (sweep at least %d)", n, minLevels))

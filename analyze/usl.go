@@ -31,14 +31,14 @@ func (m usl) Nmax() (n float64, ok bool) {
 }
 
 // Curve samples X(N) at steps evenly spaced points from 1 to maxN, for plotting.
-func (m usl) Curve(maxN float64, steps int) []Point {
+func (m usl) Curve(maxN float64, steps int) []point {
 	if steps < 2 || maxN <= 1 {
-		return []Point{{1, m.Throughput(1)}}
+		return []point{{1, m.Throughput(1)}}
 	}
-	out := make([]Point, steps)
+	out := make([]point, steps)
 	for i := range out {
 		n := 1 + (maxN-1)*float64(i)/float64(steps-1)
-		out[i] = Point{n, m.Throughput(n)}
+		out[i] = point{n, m.Throughput(n)}
 	}
 	return out
 }

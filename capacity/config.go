@@ -150,7 +150,7 @@ func ParseModelConfig(data []byte) (*ModelConfig, error) {
 	}
 	for _, k := range []string{"torch_dtype", "dtype"} {
 		if s, ok := m[k].(string); ok {
-			if d, err := normalizeDtype(s); err == nil {
+			if d, err := NormalizeDtype(s); err == nil {
 				c.Dtype = d
 				break
 			}

@@ -5,8 +5,9 @@ import (
 	"strings"
 )
 
-// normalizeDtype maps the spellings of a dtype to "fp32", "bf16", "fp16" or "fp8".
-func normalizeDtype(s string) (string, error) {
+// NormalizeDtype maps the spellings of a dtype (torch_dtype, a KV or weight dtype) to
+// "fp32", "bf16", "fp16" or "fp8".
+func NormalizeDtype(s string) (string, error) {
 	switch strings.ToLower(strings.TrimSpace(s)) {
 	case "bf16", "bfloat16", "torch.bfloat16":
 		return "bf16", nil

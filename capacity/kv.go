@@ -53,7 +53,7 @@ func NewKVModel(c *ModelConfig, tp int, kvDtype string) (KVModel, error) {
 			k.Dtype = "bf16"
 		}
 	default:
-		d, err := normalizeDtype(kvDtype)
+		d, err := NormalizeDtype(kvDtype)
 		if err != nil {
 			return KVModel{}, fmt.Errorf("KV dtype: %w", err)
 		}

@@ -1,6 +1,10 @@
 package analyze
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/ceiling-llm/ceiling/capacity"
+)
 
 // Schema is the value of Analysis.Schema; it changes only when a field changes meaning.
 const Schema = "ceiling.analysis/v1"
@@ -108,19 +112,9 @@ type Capacity struct {
 	Budget                   *Budget  `json:"budget"` // per GPU; null without a hardware model
 }
 
-// Budget is the memory of one GPU, split the way the capacity model spends it.
-type Budget struct {
-	GPU           string  `json:"gpu"`
-	GPUs          int     `json:"gpus"`
-	TP            int     `json:"tp"`
-	MemoryBytes   int64   `json:"memory_bytes"`
-	Utilization   float64 `json:"utilization"`
-	WeightsBytes  int64   `json:"weights_bytes"`
-	ReserveBytes  int64   `json:"reserve_bytes"`
-	KVBudgetBytes int64   `json:"kv_budget_bytes"`
-	UnusableBytes int64   `json:"unusable_bytes"` // memory × (1 − utilization)
-	KVDtype       string  `json:"kv_dtype"`
-}
+// Budget is the memory of one GPU, split the way the capacity model spends it: the
+// capacity package's type, named here because it is part of the Analysis contract.
+type Budget = capacity.Budget
 
 // Fit holds the curve fits of throughput against concurrency.
 type Fit struct {
@@ -128,7 +122,7 @@ type Fit struct {
 }
 
 // USLFit is the Universal Scalability Law X(N) = λN / (1 + σ(N−1) + κN(N−1))
-// (Gunther 2007) fitted with σ, κ ≥ 0.
+// (Gunther 2007; see usl.go) fitted with σ, κ ≥ 0.
 type USLFit struct {
 	Sigma  float64  `json:"sigma"`
 	Kappa  float64  `json:"kappa"`

@@ -93,7 +93,7 @@ func analyzeSource(ctx context.Context, name string, opt Options) ([]Run, error)
 // the capacity model, fits and ceilings (modelRun), then the timeline.
 func buildRun(src *source, acc *runAcc, own bool, opt Options) (*Run, error) {
 	r := &Run{RunID: acc.id, Source: src.name, Levels: []Level{}, Warnings: []string{}, SLO: opt.SLO}
-	var facts ServerFacts
+	var facts serverFacts
 	metaLevels := map[int]*levelMeta{}
 	if own {
 		r.Model = src.meta.Target.Model
@@ -105,7 +105,7 @@ func buildRun(src *source, acc *runAcc, own bool, opt Options) (*Run, error) {
 				return nil, fmt.Errorf("reading %s: decoding the server facts: %w", src.name, err)
 			}
 		}
-		facts = ServerFacts{Kind: sm.Kind, KVCapacityTokens: sm.KVCapacityTokens, MaxModelLen: sm.MaxModelLen, Slots: sm.Slots}
+		facts = serverFacts{Kind: sm.Kind, KVCapacityTokens: sm.KVCapacityTokens, MaxModelLen: sm.MaxModelLen, Slots: sm.Slots}
 		for i := range src.meta.Levels {
 			metaLevels[src.meta.Levels[i].Level] = &src.meta.Levels[i]
 		}
@@ -129,14 +129,14 @@ func buildRun(src *source, acc *runAcc, own bool, opt Options) (*Run, error) {
 		r.Warnings = append(r.Warnings, "the trace holds no measured (non-warm-up) requests")
 	}
 
-	var work WorkloadTokens
+	var work workloadTokens
 	if n := len(acc.work); n > 0 {
 		var sum float64
 		for _, v := range acc.work {
 			sum += v
 		}
 		sort.Float64s(acc.work)
-		work = WorkloadTokens{Mean: sum / float64(n), P99: percentileSorted(acc.work, 99)}
+		work = workloadTokens{Mean: sum / float64(n), P99: percentileSorted(acc.work, 99)}
 	}
 	if err := modelRun(r, facts, work, opt); err != nil {
 		return nil, fmt.Errorf("analyzing %s: %w", src.name, err)

@@ -42,15 +42,15 @@ func sortedLevels(levels []Level) []Level {
 }
 
 // throughputPoints are (offered concurrency, windowed output tok/s) of the levels.
-func throughputPoints(levels []Level) []Point {
-	var pts []Point
+func throughputPoints(levels []Level) []point {
+	var pts []point
 	for _, l := range sortedLevels(levels) {
-		pts = append(pts, Point{offered(l), l.OutputTokS})
+		pts = append(pts, point{offered(l), l.OutputTokS})
 	}
 	return pts
 }
 
-// BatchCeiling finds the server's real batch limit, measured: the decode concurrency
+// batchCeiling finds the server's real batch limit, measured: the decode concurrency
 // (Little's law) that stops growing while the offered concurrency grows. The plateau
 // starts at the lowest level i such that every later closed-loop level keeps decode
 // concurrency below D_i·1.1 although one offers at least 1.25·D_i.
@@ -64,7 +64,7 @@ func throughputPoints(levels []Level) []Point {
 //     sees as waiting (on a CPU llama.cpp with 256-token prompts, about a quarter).
 //   - Otherwise a queue formed at i already (the levels are coarser than the limit),
 //     and the ceiling is the plateau's decode concurrency, rounded to whole sequences.
-func BatchCeiling(levels []Level) (value float64, evidence string, ok bool) {
+func batchCeiling(levels []Level) (value float64, evidence string, ok bool) {
 	// shareDrop is how far the decode share per offered request may fall from one
 	// level to the next before it counts as queueing.
 	const shareDrop = 0.8
@@ -116,13 +116,13 @@ func BatchCeiling(levels []Level) (value float64, evidence string, ok bool) {
 	return 0, "", false
 }
 
-// KneeCeiling finds the throughput knee from the data: plateau detection (less than
+// kneeCeiling finds the throughput knee from the data: plateau detection (less than
 // gain per doubling beyond it) sets the value; Kneedle's knee is given as evidence
 // beside it. USL's Nmax is not used: on the plateau-shaped curves LLM servers produce
 // it lands far beyond the knee.
-func KneeCeiling(levels []Level, gain float64) (value float64, evidence []string, ok bool) {
+func kneeCeiling(levels []Level, gain float64) (value float64, evidence []string, ok bool) {
 	pts := throughputPoints(levels)
-	k, found := PlateauKnee(pts, gain)
+	k, found := plateauKnee(pts, gain)
 	if found {
 		last := pts[len(pts)-1]
 		evidence = append(evidence, fmt.Sprintf("beyond concurrency %g (%.0f tok/s) throughput gains less than %.0f%% per doubling (%.0f tok/s at %g)",
@@ -134,7 +134,7 @@ func KneeCeiling(levels []Level, gain float64) (value float64, evidence []string
 			x = append(x, p.N)
 			y = append(y, p.X)
 		}
-		if kn, ok := Kneedle(x, y, 1); ok {
+		if kn, ok := kneedle(x, y, 1); ok {
 			evidence = append(evidence, fmt.Sprintf("Kneedle (S=1) places the knee at concurrency %g", kn))
 		}
 	}
@@ -188,12 +188,12 @@ func sloTarget(slo SLO, name string) float64 {
 	return *slo.E2E
 }
 
-// SLOCeiling is the largest concurrency meeting the SLOs: walking up the levels, the
+// sloCeiling is the largest concurrency meeting the SLOs: walking up the levels, the
 // first that misses them, with the crossing interpolated linearly between it and the
 // level below (in the worst p99/target ratio). A later level that happens to meet the
 // SLOs again does not lift it: the ceiling is where serving stops being reliable.
 // below is true when even the lowest level misses the SLOs (value 0).
-func SLOCeiling(levels []Level, slo SLO) (value float64, evidence string, found, below bool) {
+func sloCeiling(levels []Level, slo SLO) (value float64, evidence string, found, below bool) {
 	if slo.TTFT == nil && slo.TPOT == nil && slo.E2E == nil {
 		return 0, "", false, false
 	}
@@ -238,10 +238,10 @@ func fmtSeconds(s float64) string {
 	return fmt.Sprintf("%.0f µs", s*1e6)
 }
 
-// Realistic picks the realistic ceiling: the lowest of the ceilings found, and where
+// realistic picks the realistic ceiling: the lowest of the ceilings found, and where
 // several lie within tieTolerance of it, the one named first in cause-before-symptom
 // order (kv, batch, slo, knee). evidence holds the words for each limit.
-func Realistic(c Ceilings, evidence map[string][]string) Ceiling {
+func realistic(c Ceilings, evidence map[string][]string) Ceiling {
 	values := map[string]*float64{"kv": c.KV, "batch": c.Batch, "slo": c.SLO, "knee": c.Knee}
 	lowest := math.Inf(1)
 	for _, v := range values {

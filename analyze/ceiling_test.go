@@ -4,6 +4,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/ceiling-llm/ceiling/capacity"
 )
 
 func fp(v float64) *float64 { return &v }
@@ -35,7 +37,7 @@ func TestRealisticTieBreaking(t *testing.T) {
 		{"slo of zero", Ceilings{SLO: fp(0), Knee: fp(16)}, "slo", 0},
 	}
 	for _, tt := range tests {
-		got := Realistic(tt.c, ev)
+		got := realistic(tt.c, ev)
 		if got.Binding != tt.binding || got.Concurrency == nil || *got.Concurrency != tt.value {
 			t.Errorf("%s: %s %v, want %s %v", tt.name, got.Binding, got.Concurrency, tt.binding, tt.value)
 			continue
@@ -44,11 +46,11 @@ func TestRealisticTieBreaking(t *testing.T) {
 			t.Errorf("%s: evidence %q", tt.name, got.Evidence)
 		}
 	}
-	got := Realistic(Ceilings{}, ev)
+	got := realistic(Ceilings{}, ev)
 	if got.Concurrency != nil || got.Binding != "none" {
 		t.Errorf("no ceilings: %+v", got)
 	}
-	got = Realistic(Ceilings{KV: fp(4.1), Batch: fp(4)}, ev)
+	got = realistic(Ceilings{KV: fp(4.1), Batch: fp(4)}, ev)
 	if len(got.Evidence) != 2 || !strings.Contains(got.Evidence[1], "batch") {
 		t.Errorf("tied limit not named: %q", got.Evidence)
 	}
@@ -66,7 +68,7 @@ func llamaLevels() []Level {
 }
 
 func TestBatchCeiling(t *testing.T) {
-	v, ev, ok := BatchCeiling(llamaLevels())
+	v, ev, ok := batchCeiling(llamaLevels())
 	if !ok || v != 4 || !strings.Contains(ev, "from offered 4 to 16") {
 		t.Errorf("batch %v %v %q", v, ok, ev)
 	}
@@ -75,14 +77,14 @@ func TestBatchCeiling(t *testing.T) {
 	// offered 4: the ceiling is 4.
 	sample := []Level{level(1, 43, 0.88, 0.12, 0.34), level(2, 51, 1.73, 0.27, 0.69), level(4, 91, 3.06, 0.94, 1.29),
 		level(8, 88, 3.06, 4.94, 7.1), level(16, 90, 3.08, 12.9, 18.3)}
-	if v, ev, ok := BatchCeiling(sample); !ok || v != 4 || !strings.Contains(ev, "batches the 4 it is offered") {
+	if v, ev, ok := batchCeiling(sample); !ok || v != 4 || !strings.Contains(ev, "batches the 4 it is offered") {
 		t.Errorf("sample: batch %v %v %q", v, ok, ev)
 	}
 	// Levels coarser than the limit: a batch of 6 swept at 4 and 8. A queue forms at 8
 	// already (decode share falls from 1 to 0.75), so the plateau's 6 is the ceiling.
 	coarse := []Level{level(1, 10, 1, 0, 0.1), level(2, 20, 2, 0, 0.1), level(4, 40, 4, 0, 0.1),
 		level(8, 60, 6, 2, 0.5), level(16, 60, 6, 10, 2)}
-	if v, ev, ok := BatchCeiling(coarse); !ok || v != 6 || !strings.Contains(ev, "batches at most 6") {
+	if v, ev, ok := batchCeiling(coarse); !ok || v != 6 || !strings.Contains(ev, "batches at most 6") {
 		t.Errorf("coarse: batch %v %v %q", v, ok, ev)
 	}
 	// Decode concurrency that follows the offered one: no batch ceiling.
@@ -90,39 +92,39 @@ func TestBatchCeiling(t *testing.T) {
 	for _, c := range []int{1, 2, 4, 8, 16} {
 		ls = append(ls, level(c, float64(c)*10, float64(c)*0.97, 0.1, 0.1))
 	}
-	if _, _, ok := BatchCeiling(ls); ok {
+	if _, _, ok := batchCeiling(ls); ok {
 		t.Error("scaling server: found a batch ceiling")
 	}
 	// A flat decode concurrency with no more offered than served is not a limit.
-	if _, _, ok := BatchCeiling([]Level{level(4, 1, 3.9, 0, 0), level(4, 1, 3.9, 0, 0)}); ok {
+	if _, _, ok := batchCeiling([]Level{level(4, 1, 3.9, 0, 0), level(4, 1, 3.9, 0, 0)}); ok {
 		t.Error("repeated level: found a batch ceiling")
 	}
 }
 
 func TestSLOCeiling(t *testing.T) {
 	ls := []Level{level(1, 10, 1, 0, 0.5), level(2, 20, 2, 0, 0.8), level(4, 40, 4, 0, 1.5), level(8, 60, 8, 0, 3.0), level(16, 60, 8, 8, 1.0)}
-	v, ev, found, below := SLOCeiling(ls, SLO{TTFT: fp(2)})
+	v, ev, found, below := sloCeiling(ls, SLO{TTFT: fp(2)})
 	// r = 0.75 at 4 and 1.5 at 8: 4 + 0.25/0.75 × 4 = 5.333; the lucky level 16 does not lift it.
 	if !found || below || math.Abs(v-16.0/3) > 1e-9 || !strings.Contains(ev, "TTFT p99 3.00 s misses the 2.00 s SLO at concurrency 8") {
 		t.Errorf("slo %v %v %v %q", v, found, below, ev)
 	}
 	// The worst of several SLOs decides: TPOT p99 20 ms against 10 ms fails everywhere.
-	v, ev, found, below = SLOCeiling(ls, SLO{TTFT: fp(2), TPOT: fp(0.01)})
+	v, ev, found, below = sloCeiling(ls, SLO{TTFT: fp(2), TPOT: fp(0.01)})
 	if !found || !below || v != 0 || !strings.Contains(ev, "TPOT") {
 		t.Errorf("below: %v %v %v %q", v, found, below, ev)
 	}
 	// All met: not found, evidence says so.
-	_, ev, found, _ = SLOCeiling(ls, SLO{TTFT: fp(10)})
+	_, ev, found, _ = sloCeiling(ls, SLO{TTFT: fp(10)})
 	if found || !strings.Contains(ev, "every tested level up to concurrency 16") {
 		t.Errorf("all met: %v %q", found, ev)
 	}
 	// No SLOs: nothing.
-	if _, ev, found, _ := SLOCeiling(ls, SLO{}); found || ev != "" {
+	if _, ev, found, _ := sloCeiling(ls, SLO{}); found || ev != "" {
 		t.Error("no SLOs: found a ceiling")
 	}
 	// A level with no successful request misses the SLO; the ceiling is the level below.
 	ls[3].TTFT = Summary{}
-	v, _, found, _ = SLOCeiling(ls, SLO{TTFT: fp(2)})
+	v, _, found, _ = sloCeiling(ls, SLO{TTFT: fp(2)})
 	if !found || v != 4 {
 		t.Errorf("no successes at 8: %v %v", v, found)
 	}
@@ -131,14 +133,14 @@ func TestSLOCeiling(t *testing.T) {
 func TestKneeCeiling(t *testing.T) {
 	ls := []Level{level(1, 100, 1, 0, 0), level(2, 200, 2, 0, 0), level(4, 390, 4, 0, 0), level(8, 750, 8, 0, 0),
 		level(16, 1300, 16, 0, 0), level(32, 1380, 32, 0, 0), level(64, 1400, 64, 0, 0)}
-	v, ev, ok := KneeCeiling(ls, DefaultPlateauGain)
+	v, ev, ok := kneeCeiling(ls, defaultPlateauGain)
 	if !ok || v != 16 || len(ev) != 2 || !strings.Contains(ev[1], "Kneedle") {
 		t.Errorf("knee %v %v %q", v, ok, ev)
 	}
 	// Open-loop levels are placed by their measured concurrency.
 	open := []Level{{Rate: 1, OutputTokS: 100, DecodeConcurrency: 1}, {Rate: 2, OutputTokS: 200, DecodeConcurrency: 2},
 		{Rate: 4, OutputTokS: 205, DecodeConcurrency: 4, WaitingConcurrency: 4}}
-	v, _, ok = KneeCeiling(open, DefaultPlateauGain)
+	v, _, ok = kneeCeiling(open, defaultPlateauGain)
 	if !ok || v != 2 {
 		t.Errorf("open loop knee %v %v", v, ok)
 	}
@@ -146,8 +148,8 @@ func TestKneeCeiling(t *testing.T) {
 
 func TestModelRunLlamaLike(t *testing.T) {
 	r := &Run{Levels: llamaLevels()}
-	facts := ServerFacts{Kind: "llamacpp", KVCapacityTokens: ip(8192), MaxModelLen: ip(2048), Slots: ip(4)}
-	err := modelRun(r, facts, WorkloadTokens{Mean: 600, P99: 700}, Options{SLO: SLO{TTFT: fp(1)}, ReserveGiB: -1})
+	facts := serverFacts{Kind: "llamacpp", KVCapacityTokens: ip(8192), MaxModelLen: ip(2048), Slots: ip(4)}
+	err := modelRun(r, facts, workloadTokens{Mean: 600, P99: 700}, Options{SLO: SLO{TTFT: fp(1)}, BudgetInput: capacity.BudgetInput{ReserveGiB: -1}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,8 +186,8 @@ func TestModelRunModelledAndWarnings(t *testing.T) {
 	// Kimi-K2.5 on 8 RTX PRO 6000 swept to 1024 with 3,000-token requests, and only
 	// three levels, still rising: every sweep warning fires.
 	r := &Run{Levels: []Level{level(256, 1000, 200, 56, 1), level(512, 1900, 400, 112, 2), level(1024, 3700, 800, 224, 3)}}
-	opt := Options{ModelConfig: "../samples/models/kimi-k2.5.json", GPU: "rtx-pro-6000", GPUs: 8, TP: 8, WeightsGiB: 70.8, ReserveGiB: -1}
-	if err := modelRun(r, ServerFacts{}, WorkloadTokens{Mean: 3000, P99: 3100}, opt); err != nil {
+	opt := Options{ModelConfig: "../samples/models/kimi-k2.5.json", BudgetInput: capacity.BudgetInput{GPU: "rtx-pro-6000", GPUs: 8, TP: 8, WeightsGiB: 70.8, ReserveGiB: -1}}
+	if err := modelRun(r, serverFacts{}, workloadTokens{Mean: 3000, P99: 3100}, opt); err != nil {
 		t.Fatal(err)
 	}
 	c := r.Capacity
@@ -208,7 +210,7 @@ func TestModelRunModelledAndWarnings(t *testing.T) {
 
 	// Measured beats modelled, the prediction stays beside it, and a large gap is flagged.
 	r = &Run{Levels: llamaLevels()}
-	if err := modelRun(r, ServerFacts{Kind: "vllm", KVCapacityTokens: ip(351424)}, WorkloadTokens{Mean: 3000}, opt); err != nil {
+	if err := modelRun(r, serverFacts{Kind: "vllm", KVCapacityTokens: ip(351424)}, workloadTokens{Mean: 3000}, opt); err != nil {
 		t.Fatal(err)
 	}
 	c = r.Capacity
@@ -222,17 +224,17 @@ func TestModelRunModelledAndWarnings(t *testing.T) {
 	// Bad inputs are errors that name them.
 	bad := []Options{
 		{ModelConfig: "testdata/none.json"},
-		{ModelConfig: "../samples/models/llama-3.1-8b.json", GPU: "tpu"},
-		{ModelConfig: "../samples/models/llama-3.1-8b.json", KVDtype: "int2"},
+		{ModelConfig: "../samples/models/llama-3.1-8b.json", BudgetInput: capacity.BudgetInput{GPU: "tpu"}},
+		{ModelConfig: "../samples/models/llama-3.1-8b.json", BudgetInput: capacity.BudgetInput{KVDtype: "int2"}},
 	}
 	for _, o := range bad {
-		if err := modelRun(&Run{}, ServerFacts{}, WorkloadTokens{}, o); err == nil {
+		if err := modelRun(&Run{}, serverFacts{}, workloadTokens{}, o); err == nil {
 			t.Errorf("%+v: no error", o)
 		}
 	}
 	// Nothing known: no capacity, no ceiling, no panic.
 	r = &Run{}
-	if err := modelRun(r, ServerFacts{}, WorkloadTokens{}, Options{}); err != nil || r.Capacity != nil || r.Ceiling.Binding != "none" {
+	if err := modelRun(r, serverFacts{}, workloadTokens{}, Options{}); err != nil || r.Capacity != nil || r.Ceiling.Binding != "none" {
 		t.Errorf("empty run: %v %+v %+v", err, r.Capacity, r.Ceiling)
 	}
 }
@@ -247,8 +249,8 @@ func TestGroupDigits(t *testing.T) {
 
 // TP 0 means one engine over every GPU (the analyze flags' convention), not GPUs replicas.
 func TestBuildCapacityTPZeroMeansAllGPUs(t *testing.T) {
-	opt := Options{ModelConfig: "../samples/models/llama-3.1-70b.json", GPU: "h100-sxm", GPUs: 8, ReserveGiB: -1}
-	c, _, err := BuildCapacity(ServerFacts{}, WorkloadTokens{Mean: 1000}, opt)
+	opt := Options{ModelConfig: "../samples/models/llama-3.1-70b.json", BudgetInput: capacity.BudgetInput{GPU: "h100-sxm", GPUs: 8, ReserveGiB: -1}}
+	c, _, err := buildCapacity(serverFacts{}, workloadTokens{Mean: 1000}, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,7 +274,7 @@ func TestModelRunWarnsOnThroughputCollapse(t *testing.T) {
 		warn   bool
 	}{{"collapse", collapse, true}, {"plateau", plateau, false}} {
 		r := &Run{Levels: tc.levels}
-		if err := modelRun(r, ServerFacts{}, WorkloadTokens{Mean: 192}, Options{}); err != nil {
+		if err := modelRun(r, serverFacts{}, workloadTokens{Mean: 192}, Options{}); err != nil {
 			t.Fatal(err)
 		}
 		all := strings.Join(r.Warnings, "\n")

@@ -8,31 +8,16 @@ import (
 	"gonum.org/v1/gonum/optimize"
 )
 
-// Point is one measured (concurrency, throughput) pair.
-type Point struct{ N, X float64 }
-
-// USLThroughput is X(N) = λN / (1 + σ(N−1) + κN(N−1)).
-func USLThroughput(sigma, kappa, lambda, n float64) float64 {
-	return lambda * n / (1 + sigma*(n-1) + kappa*n*(n-1))
-}
+// point is one measured (concurrency, throughput) pair.
+type point struct{ N, X float64 }
 
 // Throughput evaluates the fitted curve at concurrency n.
-func (f USLFit) Throughput(n float64) float64 { return USLThroughput(f.Sigma, f.Kappa, f.Lambda, n) }
+func (f USLFit) Throughput(n float64) float64 { return f.model().Throughput(n) }
 
-// USLCurve samples the fitted curve at steps points from 1 to maxN, for plotting.
-func USLCurve(f USLFit, maxN float64, steps int) []Point {
-	if steps < 2 || maxN <= 1 {
-		return []Point{{1, f.Throughput(1)}}
-	}
-	out := make([]Point, steps)
-	for i := range out {
-		n := 1 + (maxN-1)*float64(i)/float64(steps-1)
-		out[i] = Point{n, f.Throughput(n)}
-	}
-	return out
-}
+// model is the fitted law without the goodness of fit.
+func (f USLFit) model() usl { return usl{Sigma: f.Sigma, Kappa: f.Kappa, Lambda: f.Lambda} }
 
-// FitUSL fits the Universal Scalability Law to (concurrency, throughput) points by
+// fitUSL fits the Universal Scalability Law to (concurrency, throughput) points by
 // least squares on the throughput, with σ, κ ≥ 0 and λ > 0.
 //
 // For fixed σ and κ the model is linear in λ, so λ has a closed form
@@ -40,8 +25,8 @@ func USLCurve(f USLFit, maxN float64, steps int) []Point {
 // gonum's Nelder-Mead on |σ| and |κ| (the absolute value keeps them non-negative
 // without a penalty), restarted once from its own result to polish the minimum. κ is
 // searched scaled by the largest N² so that both coordinates have comparable effect.
-func FitUSL(points []Point) (*USLFit, error) {
-	var pts []Point
+func fitUSL(points []point) (*USLFit, error) {
+	var pts []point
 	maxN := 0.0
 	for _, p := range points {
 		if p.N > 0 && p.X > 0 && !math.IsNaN(p.X) && !math.IsInf(p.X, 0) {
@@ -65,8 +50,9 @@ func FitUSL(points []Point) (*USLFit, error) {
 	}
 	lambdaFor := func(sigma, kappa float64) float64 {
 		var num, den float64
+		shape := usl{Sigma: sigma, Kappa: kappa, Lambda: 1}
 		for _, p := range pts {
-			g := p.N / (1 + sigma*(p.N-1) + kappa*p.N*(p.N-1))
+			g := shape.Throughput(p.N)
 			num += p.X * g
 			den += g * g
 		}
@@ -74,10 +60,10 @@ func FitUSL(points []Point) (*USLFit, error) {
 	}
 	sse := func(x []float64) float64 {
 		sigma, kappa := params(x)
-		l := lambdaFor(sigma, kappa)
+		m := usl{Sigma: sigma, Kappa: kappa, Lambda: lambdaFor(sigma, kappa)}
 		var s float64
 		for _, p := range pts {
-			r := p.X - USLThroughput(sigma, kappa, l, p.N)
+			r := p.X - m.Throughput(p.N)
 			s += r * r
 		}
 		return s
@@ -108,8 +94,7 @@ func FitUSL(points []Point) (*USLFit, error) {
 	}
 	sigma, kappa := params(x)
 	f := &USLFit{Sigma: sigma, Kappa: kappa, Lambda: lambdaFor(sigma, kappa)}
-	if kappa > 0 && sigma < 1 {
-		n := math.Sqrt((1 - sigma) / kappa)
+	if n, ok := f.model().Nmax(); ok {
 		f.NMax = &n
 	}
 	var mean float64

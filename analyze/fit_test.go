@@ -8,7 +8,7 @@ import (
 // codahaleMeasurements is the measurement set of github.com/codahale/usl
 // (model_test.go, "measurements"), whose published fit is σ = 0.02671591,
 // κ = 7.690945e-4, λ = 995.6486 and MaxConcurrency (⌊Nmax⌋) = 35.
-var codahaleMeasurements = []Point{
+var codahaleMeasurements = []point{
 	{1, 955.16}, {2, 1878.91}, {3, 2688.01}, {4, 3548.68}, {5, 4315.54}, {6, 5130.43},
 	{7, 5931.37}, {8, 6531.08}, {9, 7219.8}, {10, 7867.61}, {11, 8278.71}, {12, 8646.7},
 	{13, 9047.84}, {14, 9426.55}, {15, 9645.37}, {16, 9897.24}, {17, 10097.6}, {18, 10240.5},
@@ -19,7 +19,7 @@ var codahaleMeasurements = []Point{
 
 // codahaleExample is cmd/usl/example.csv of github.com/codahale/usl; its README prints
 // "USL parameters: σ=0.0277299, κ=0.000104343, λ=89.9878 ... max concurrency: 96".
-var codahaleExample = []Point{{1, 65}, {18, 996}, {36, 1652}, {72, 1853}, {108, 1829}, {144, 1775}, {216, 1702}}
+var codahaleExample = []point{{1, 65}, {18, 996}, {36, 1652}, {72, 1853}, {108, 1829}, {144, 1775}, {216, 1702}}
 
 func relClose(got, want, tol float64) bool {
 	return math.Abs(got-want) <= tol*math.Abs(want)
@@ -28,7 +28,7 @@ func relClose(got, want, tol float64) bool {
 func TestFitUSLCodahaleGolden(t *testing.T) {
 	tests := []struct {
 		name                 string
-		pts                  []Point
+		pts                  []point
 		sigma, kappa, lambda float64
 		nmax                 float64 // floored, as codahale/usl prints it
 		tol                  float64 // relative; the README prints 6 significant digits
@@ -40,7 +40,7 @@ func TestFitUSLCodahaleGolden(t *testing.T) {
 		{"README example.csv", codahaleExample, 0.0277299, 0.000104343, 89.9878, 96, 1e-4},
 	}
 	for _, tt := range tests {
-		f, err := FitUSL(tt.pts)
+		f, err := fitUSL(tt.pts)
 		if err != nil {
 			t.Fatalf("%s: %v", tt.name, err)
 		}
@@ -63,11 +63,11 @@ func TestFitUSLCodahaleGolden(t *testing.T) {
 
 func TestFitUSLConstraintsAndErrors(t *testing.T) {
 	// Perfectly linear scaling: σ = κ = 0, λ = 100, no Nmax.
-	var lin []Point
+	var lin []point
 	for _, n := range []float64{1, 2, 4, 8, 16} {
-		lin = append(lin, Point{n, 100 * n})
+		lin = append(lin, point{n, 100 * n})
 	}
-	f, err := FitUSL(lin)
+	f, err := fitUSL(lin)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func TestFitUSLConstraintsAndErrors(t *testing.T) {
 		t.Errorf("linear: %+v", f)
 	}
 	// Superlinear data would want σ < 0; the fit keeps σ, κ ≥ 0.
-	f, err = FitUSL([]Point{{1, 10}, {2, 25}, {4, 60}, {8, 150}})
+	f, err = fitUSL([]point{{1, 10}, {2, 25}, {4, 60}, {8, 150}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,24 +83,24 @@ func TestFitUSLConstraintsAndErrors(t *testing.T) {
 		t.Errorf("superlinear: %+v", f)
 	}
 	// Known curve recovered.
-	var pts []Point
+	var pts []point
 	for _, n := range []float64{1, 2, 4, 8, 16, 32, 64} {
-		pts = append(pts, Point{n, USLThroughput(0.05, 0.001, 50, n)})
+		pts = append(pts, point{n, usl{Sigma: 0.05, Kappa: 0.001, Lambda: 50}.Throughput(n)})
 	}
-	f, err = FitUSL(pts)
+	f, err = fitUSL(pts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !relClose(f.Sigma, 0.05, 1e-4) || !relClose(f.Kappa, 0.001, 1e-4) || !relClose(f.Lambda, 50, 1e-5) {
 		t.Errorf("synthetic: %+v", f)
 	}
-	if _, err := FitUSL([]Point{{1, 1}, {2, 2}}); err == nil {
+	if _, err := fitUSL([]point{{1, 1}, {2, 2}}); err == nil {
 		t.Error("2 points: no error")
 	}
-	if _, err := FitUSL([]Point{{1, 1}, {1, 2}, {2, 3}}); err == nil {
+	if _, err := fitUSL([]point{{1, 1}, {1, 2}, {2, 3}}); err == nil {
 		t.Error("2 distinct levels: no error")
 	}
-	c := USLCurve(USLFit{Lambda: 10}, 5, 5)
+	c := usl{Lambda: 10}.Curve(5, 5)
 	if len(c) != 5 || c[4].N != 5 || c[4].X != 50 {
 		t.Errorf("curve %v", c)
 	}

@@ -5,19 +5,19 @@ import (
 	"sort"
 )
 
-// DefaultPlateauGain is the throughput gain per doubling of concurrency below which a
+// defaultPlateauGain is the throughput gain per doubling of concurrency below which a
 // curve counts as flat: beyond the knee, doubling the offered concurrency buys less than
 // 10% more tokens per second while every user's latency grows. Linear scaling gains
 // 100% per doubling; a memory-bound decode that still batches well gains 30-90%.
-const DefaultPlateauGain = 0.10
+const defaultPlateauGain = 0.10
 
-// PlateauKnee finds where adding concurrency stops adding throughput: the lowest level
+// plateauKnee finds where adding concurrency stops adding throughput: the lowest level
 // N_i such that no higher level N_j beats X_i·(1+gain)^log2(N_j/N_i), i.e. from N_i on
 // every step gains less than gain per doubling, measured against N_i rather than step
 // by step so that a slow creep cannot hide the plateau and one noisy dip cannot fake
 // one. The last level cannot be a knee: a plateau needs a level beyond it. ok is false
 // when no plateau was reached in the tested range. pts must be sorted by N.
-func PlateauKnee(pts []Point, gain float64) (knee Point, ok bool) {
+func plateauKnee(pts []point, gain float64) (knee point, ok bool) {
 	for i := 0; i < len(pts)-1; i++ {
 		if pts[i].X <= 0 {
 			continue
@@ -37,10 +37,10 @@ func PlateauKnee(pts []Point, gain float64) (knee Point, ok bool) {
 			return pts[i], true
 		}
 	}
-	return Point{}, false
+	return point{}, false
 }
 
-// Kneedle finds the knee of a concave increasing curve (Satopaa, Albrecht, Irwin and
+// kneedle finds the knee of a concave increasing curve (Satopaa, Albrecht, Irwin and
 // Raghavan, "Finding a 'Kneedle' in a Haystack: Detecting Knee Points in System
 // Behavior", ICDCS workshops 2011), in its offline form as the kneed package implements
 // it: normalize x and y to [0,1], take the difference curve y_n − x_n, and declare the
@@ -48,7 +48,7 @@ func PlateauKnee(pts []Point, gain float64) (knee Point, ok bool) {
 // minus S × the mean x step before the next local maximum. The paper's smoothing step
 // is left out: levels are few and already averages. ok is false when no knee is found
 // (for example when the curve is still rising at its last point).
-func Kneedle(x, y []float64, s float64) (knee float64, ok bool) {
+func kneedle(x, y []float64, s float64) (knee float64, ok bool) {
 	n := len(x)
 	if n < 3 || len(y) != n {
 		return 0, false

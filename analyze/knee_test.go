@@ -15,7 +15,7 @@ func TestKneedleFigure2(t *testing.T) {
 		x = append(x, xi)
 		y = append(y, -1/(xi+0.1)+5)
 	}
-	k, ok := Kneedle(x, y, 1)
+	k, ok := kneedle(x, y, 1)
 	if !ok || math.Abs(k-2.0/9) > 1e-12 {
 		t.Errorf("knee %v %v, want 0.2222", k, ok)
 	}
@@ -26,20 +26,20 @@ func TestKneedleFigure2(t *testing.T) {
 func TestKneedleConcaveIncreasing(t *testing.T) {
 	x := []float64{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}
 	y := []float64{0, 60, 80, 85, 90, 95, 96, 97, 98, 99}
-	k, ok := Kneedle(x, y, 1)
+	k, ok := kneedle(x, y, 1)
 	if !ok || k != 2 {
 		t.Errorf("knee %v %v, want 2", k, ok)
 	}
 	// Order of input does not matter.
-	k, ok = Kneedle([]float64{9, 0, 5, 1, 2, 3, 4, 6, 7, 8}, []float64{99, 0, 95, 60, 80, 85, 90, 96, 97, 98}, 1)
+	k, ok = kneedle([]float64{9, 0, 5, 1, 2, 3, 4, 6, 7, 8}, []float64{99, 0, 95, 60, 80, 85, 90, 96, 97, 98}, 1)
 	if !ok || k != 2 {
 		t.Errorf("shuffled: knee %v %v, want 2", k, ok)
 	}
 	// A straight line has no knee; too few points have none either.
-	if _, ok := Kneedle([]float64{1, 2, 3, 4}, []float64{1, 2, 3, 4}, 1); ok {
+	if _, ok := kneedle([]float64{1, 2, 3, 4}, []float64{1, 2, 3, 4}, 1); ok {
 		t.Error("line: found a knee")
 	}
-	if _, ok := Kneedle([]float64{1, 2}, []float64{1, 2}, 1); ok {
+	if _, ok := kneedle([]float64{1, 2}, []float64{1, 2}, 1); ok {
 		t.Error("two points: found a knee")
 	}
 }
@@ -47,22 +47,22 @@ func TestKneedleConcaveIncreasing(t *testing.T) {
 func TestPlateauKnee(t *testing.T) {
 	tests := []struct {
 		name string
-		pts  []Point
+		pts  []point
 		want float64
 		ok   bool
 	}{
-		{"plateau at 16", []Point{{1, 100}, {2, 200}, {4, 390}, {8, 750}, {16, 1300}, {32, 1380}, {64, 1400}}, 16, true},
-		{"still rising", []Point{{1, 100}, {2, 200}, {4, 390}, {8, 750}}, 0, false},
+		{"plateau at 16", []point{{1, 100}, {2, 200}, {4, 390}, {8, 750}, {16, 1300}, {32, 1380}, {64, 1400}}, 16, true},
+		{"still rising", []point{{1, 100}, {2, 200}, {4, 390}, {8, 750}}, 0, false},
 		// One noisy dip at 8 followed by real growth is not a plateau.
-		{"dip then growth", []Point{{1, 100}, {2, 200}, {4, 400}, {8, 390}, {16, 800}, {32, 820}}, 16, true},
+		{"dip then growth", []point{{1, 100}, {2, 200}, {4, 400}, {8, 390}, {16, 800}, {32, 820}}, 16, true},
 		// Slow creep: 8% per doubling from 4 on.
-		{"creep", []Point{{1, 100}, {2, 190}, {4, 300}, {8, 324}, {16, 350}, {32, 378}}, 4, true},
+		{"creep", []point{{1, 100}, {2, 190}, {4, 300}, {8, 324}, {16, 350}, {32, 378}}, 4, true},
 		// Falling after the peak.
-		{"retrograde", []Point{{1, 100}, {2, 200}, {4, 300}, {8, 280}, {16, 250}}, 4, true},
-		{"single level", []Point{{4, 100}}, 0, false},
+		{"retrograde", []point{{1, 100}, {2, 200}, {4, 300}, {8, 280}, {16, 250}}, 4, true},
+		{"single level", []point{{4, 100}}, 0, false},
 	}
 	for _, tt := range tests {
-		k, ok := PlateauKnee(tt.pts, DefaultPlateauGain)
+		k, ok := plateauKnee(tt.pts, defaultPlateauGain)
 		if ok != tt.ok || (ok && k.N != tt.want) {
 			t.Errorf("%s: knee %v %v, want %v %v", tt.name, k.N, ok, tt.want, tt.ok)
 		}

@@ -403,11 +403,13 @@ func uslCurve(f *analyze.USLFit, ax axis) []pt {
 		} else {
 			x = lo + (hi-lo)*float64(i)/n
 		}
-		den := 1 + f.Sigma*(x-1) + f.Kappa*x*(x-1)
-		if den <= 0 {
+		// Below N = 1 the law's denominator can reach 0 or less, which makes X(N)
+		// infinite, NaN or negative (signed zero included): no point there.
+		y := f.Throughput(x)
+		if math.IsNaN(y) || math.IsInf(y, 0) || math.Signbit(y) {
 			continue
 		}
-		out = append(out, pt{x, f.Lambda * x / den})
+		out = append(out, pt{x, y})
 	}
 	return out
 }

@@ -55,7 +55,7 @@ func runAnalyze(ctx context.Context, e env, args []string) int {
 
 	a, err := analyze.Analyze(ctx, fs.Args(), opt)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "ceiling analyze: %v\n", err)
+		fmt.Fprintf(e.stderr, "ceiling analyze: %v\n", flagError(err))
 		return exitFailed
 	}
 	var buf bytes.Buffer

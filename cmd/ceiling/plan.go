@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/ceiling-llm/ceiling/analyze"
+	"github.com/ceiling-llm/ceiling/capacity"
 	"github.com/spf13/pflag"
 )
 
@@ -26,20 +26,11 @@ that bracket that prediction (geometric, up to about twice it).
 // anything is recorded.
 func runPlan(ctx context.Context, e env, args []string) int {
 	fs := pflag.NewFlagSet("plan", pflag.ContinueOnError)
-	modelConfig := fs.String("model-config", "", "Hugging Face config.json of the model (required)")
-	gpu := fs.String("gpu", "", "GPU model from the catalog: "+strings.Join(analyze.GPUNames(), ", "))
-	gpus := fs.Int("gpus", 0, "GPUs in the deployment (default: --tp); GPUs/TP replicas each hold a KV cache")
-	tp := fs.Int("tp", 1, "tensor-parallel size")
-	memGiB := fs.Float64("gpu-memory-gib", 0, "memory per GPU in GiB, overriding the catalog (or for a GPU not in it)")
-	util := fs.Float64("gpu-util", analyze.DefaultUtilization, "fraction of GPU memory the server may use (vLLM --gpu-memory-utilization)")
-	weightsGiB := fs.Float64("weights-gib", 0, "weights per GPU in GiB, as the server logs them (default: estimated from the config)")
-	reserveGiB := fs.Float64("reserve-gib", analyze.DefaultReserveGiB, "activation/overhead reserve per GPU in GiB")
-	kvDtype := fs.String("kv-dtype", "auto", "KV cache dtype: auto (the model's dtype), bf16, fp16, fp8")
-	weightDtype := fs.String("weight-dtype", "", "weight precision for the estimate: bf16, fp8, fp4, int4 (default: from the config)")
-	paramsB := fs.Float64("params-b", 0, "parameter count in billions for the estimate (default: counted from the config)")
+	var cf capacityFlags
+	cf.addDeployment(fs)
+	cf.addBudget(fs)
 	promptTokens := fs.Int("prompt-tokens", 1024, "prompt tokens per request of the workload")
 	outputTokens := fs.Int("output-tokens", 512, "output tokens per request of the workload")
-	maxModelLen := fs.Int64("max-model-len", 0, "context length the server is started with (default: the config's max_position_embeddings)")
 	h := help{name: "plan", head: "Usage: ceiling plan --model-config config.json (--gpu NAME | --gpu-memory-gib N) [flags]\n\n" +
 		"Prints the KV-cache and memory budget of one GPU step by step and proposes sweep levels\n" +
 		"that bracket the predicted ceiling, before anything is recorded.\n",
@@ -51,46 +42,40 @@ func runPlan(ctx context.Context, e env, args []string) int {
 	switch {
 	case fs.NArg() > 0:
 		return usageErr(fmt.Sprintf("unexpected argument %q", fs.Arg(0)))
-	case *modelConfig == "":
+	case cf.modelConfig == "":
 		return usageErr("--model-config is required")
-	case *gpu == "" && *memGiB <= 0:
-		return usageErr("give --gpu NAME (" + strings.Join(analyze.GPUNames(), ", ") + ") or --gpu-memory-gib")
-	case *tp <= 0 || *gpus < 0:
-		return usageErr("--tp and --gpus must be positive")
+	case cf.gpu == "" && cf.memGiB <= 0:
+		return usageErr("give --gpu NAME (" + strings.Join(capacity.GPUNames(), ", ") + ") or --gpu-memory-gib")
 	case *promptTokens < 0 || *outputTokens < 0 || *promptTokens+*outputTokens == 0:
 		return usageErr("--prompt-tokens plus --output-tokens must be positive")
-	case *util <= 0 || *util > 1:
-		return usageErr("--gpu-util must be in (0, 1]")
-	case *reserveGiB < 0 || *weightsGiB < 0 || *memGiB < 0:
-		return usageErr("--reserve-gib, --weights-gib and --gpu-memory-gib cannot be negative")
 	}
-	if *gpu != "" {
-		if _, err := analyze.LookupGPU(*gpu); err != nil {
-			return usageErr(err.Error())
+	if err := cf.check(); err != nil {
+		return usageErr(err.Error())
+	}
+	if cf.gpu != "" {
+		if _, err := capacity.LookupGPU(cf.gpu); err != nil {
+			return usageErr(flagError(err).Error())
 		}
 	}
-	cfg, err := analyze.LoadModelConfig(*modelConfig)
+	cfg, err := capacity.LoadModelConfig(cf.modelConfig)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "ceiling plan: %v\n", err)
 		return exitFailed
 	}
-	p, err := analyze.PlanBudget(cfg, analyze.BudgetInput{
-		GPU: *gpu, MemoryGiB: *memGiB, Utilization: *util, WeightsGiB: *weightsGiB, ReserveGiB: *reserveGiB,
-		GPUs: *gpus, TP: *tp, KVDtype: *kvDtype, WeightDtype: *weightDtype, ParamsB: *paramsB,
-	})
+	p, err := capacity.PlanBudget(cfg, cf.budgetInput())
 	if p != nil && err != nil {
 		// The budget is negative: show how it came about, then the error.
 		writePlanBudget(e.stdout, p)
 	}
 	if err != nil {
-		fmt.Fprintf(e.stderr, "ceiling plan: %v\n", err)
+		fmt.Fprintf(e.stderr, "ceiling plan: %v\n", flagError(err))
 		return exitFailed
 	}
-	mml := *maxModelLen
+	mml := cf.maxModelLen
 	if mml == 0 {
 		mml = cfg.MaxModelLen
 	}
-	writePlan(e.stdout, p, *modelConfig, mml, *promptTokens, *outputTokens)
+	writePlan(e.stdout, p, cf.modelConfig, mml, *promptTokens, *outputTokens)
 	return exitOK
 }
 
@@ -112,7 +97,7 @@ func commas(n int64) string {
 	return b.String()
 }
 
-func writePlan(w io.Writer, p *analyze.PlanResult, path string, maxModelLen int64, prompt, output int) {
+func writePlan(w io.Writer, p *capacity.PlanResult, path string, maxModelLen int64, prompt, output int) {
 	c, kv := p.Config, p.KV
 	fmt.Fprintf(w, "Model         %s (%s, %d layers)\n", path, c.ModelType, c.Layers)
 	fmt.Fprintf(w, "KV per token  %s bytes per GPU\n", commas(kv.BytesPerToken()))
@@ -139,7 +124,7 @@ func writePlan(w io.Writer, p *analyze.PlanResult, path string, maxModelLen int6
 	ceiling := p.Concurrency(float64(tokens))
 	fmt.Fprintf(w, "  %-50s%8.2f\n", label, ceiling)
 
-	levels := analyze.ProposeLevels(ceiling)
+	levels := capacity.ProposeLevels(ceiling)
 	fmt.Fprintln(w)
 	if ceiling < 1 {
 		fmt.Fprintf(w, "Predicted ceiling: the KV cache does not hold one request of %s tokens; shorten the requests or add memory.\n", commas(int64(tokens)))
@@ -163,7 +148,7 @@ func plural(n int, word string) string {
 }
 
 // writePlanBudget prints the memory budget per GPU, one step a line.
-func writePlanBudget(w io.Writer, p *analyze.PlanResult) {
+func writePlanBudget(w io.Writer, p *capacity.PlanResult) {
 	b := p.Budget
 	capped := b.MemoryBytes - b.UnusableBytes
 	row := func(label, value, note string) {

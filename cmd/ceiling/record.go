@@ -47,12 +47,11 @@ func runRecord(ctx context.Context, e env, args []string) int {
 	resume := fs.Bool("resume", false, "continue an interrupted recording of -o FILE from its next level (same plan)")
 	seed := fs.Uint64("seed", 1, "seed of the synthetic prompts and open-loop arrivals")
 	notes := fs.String("notes", "", "free text stored with the run")
-	gpu := fs.String("gpu", "", "declared: GPU model of the deployment (stored, not measured)")
-	gpus := fs.Int("gpus", 0, "declared: GPUs in the deployment")
-	tp := fs.Int("tp", 0, "declared: tensor-parallel size")
-	modelConfig := fs.String("model-config", "", "declared: path of the model's config.json (stored for analyze)")
+	var cf capacityFlags
+	cf.addDeployment(fs) // stored as declared, not measured
 	h := help{name: "record", head: "Usage: ceiling record --url URL (--concurrency LIST|auto | --rate LIST) -o FILE [flags]\n\n" +
-		"Sweeps concurrency levels against an OpenAI-compatible server and writes one Parquet row per request.\n",
+		"Sweeps concurrency levels against an OpenAI-compatible server and writes one Parquet row per request.\n" +
+		"--model-config, --gpu, --gpus and --tp are stored in the trace as declared (not measured), for analyze.\n",
 		example: recordExample}
 	if code, ok := h.parse(e, fs, args); !ok {
 		return code
@@ -64,6 +63,10 @@ func runRecord(ctx context.Context, e env, args []string) int {
 	if *url == "" {
 		return usageErr("--url is required")
 	}
+	if err := cf.checkDeployment(); err != nil {
+		return usageErr(err.Error())
+	}
+	gpus, tp := cf.declared()
 	opts := record.Options{
 		URL:                *url,
 		Endpoint:           *endpoint,
@@ -87,7 +90,7 @@ func runRecord(ctx context.Context, e env, args []string) int {
 		Stdout:             e.stdout,
 		Resume:             *resume,
 		Seed:               *seed,
-		Declared:           record.Declared{GPU: *gpu, GPUs: *gpus, TP: *tp, ModelConfig: *modelConfig, Notes: *notes},
+		Declared:           record.Declared{GPU: cf.gpu, GPUs: gpus, TP: tp, ModelConfig: cf.modelConfig, Notes: *notes},
 		Version:            version,
 		Progress:           e.stderr,
 		Live:               e.isTerminal,

@@ -54,7 +54,7 @@ func runReport(ctx context.Context, e env, args []string) int {
 
 	a, err := analyze.Analyze(ctx, fs.Args(), opt)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "ceiling report: %v\n", err)
+		fmt.Fprintf(e.stderr, "ceiling report: %v\n", flagError(err))
 		return exitFailed
 	}
 	var buf bytes.Buffer

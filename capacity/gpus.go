@@ -1,4 +1,4 @@
-package analyze
+package capacity
 
 import (
 	"fmt"
@@ -31,7 +31,7 @@ const (
 
 // gpuCatalog returns the built-in catalog. Memory is the total reported by the driver
 // (nvidia-smi "MiB" totals, rocm-smi VRAM totals); bandwidth and interconnect are the
-// vendors' datasheet figures. Any entry can be overridden with --gpu-memory-gib.
+// vendors' datasheet figures. Any entry's memory can be overridden with BudgetInput.MemoryGiB.
 // A function, not a package variable, so that nothing can mutate it.
 func gpuCatalog() []GPU {
 	return []GPU{
@@ -103,5 +103,5 @@ func LookupGPU(name string) (GPU, error) {
 	}
 	names := GPUNames()
 	sort.Strings(names)
-	return GPU{}, fmt.Errorf("unknown GPU %q; the catalog has: %s (or give --gpu-memory-gib)", name, strings.Join(names, ", "))
+	return GPU{}, fmt.Errorf("unknown GPU %q; the catalog has: %s (or set BudgetInput.MemoryGiB)", name, strings.Join(names, ", "))
 }

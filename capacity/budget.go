@@ -1,0 +1,177 @@
+package capacity
+
+import (
+	"fmt"
+	"math"
+)
+
+// DefaultUtilization is the fraction of GPU memory the serving engine may use: vLLM's
+// --gpu-memory-utilization default, and close to SGLang's --mem-fraction-static.
+const DefaultUtilization = 0.9
+
+// DefaultReserveGiB is the activation and overhead reserve per GPU taken out of the
+// utilization-capped memory besides the weights. vLLM profiles exactly this before it
+// sizes the KV cache: the peak activation memory of a forward pass at
+// max_num_batched_tokens (a few hundred MiB to about 1 GiB for the hidden states, MoE
+// buffers and sampler logits of 2,048-8,192 batched tokens at TP ≥ 2), plus memory
+// allocated outside PyTorch (NCCL buffers, cuBLAS workspaces, CUDA context: a few
+// hundred MiB). 1 GiB is the middle of what vLLM logs for such deployments; give the
+// figure your server logs (BudgetInput.ReserveGiB) when you have it.
+const DefaultReserveGiB = 1.0
+
+// BudgetInput describes the hardware side of the capacity model.
+type BudgetInput struct {
+	GPU         string  // catalog name ("" with MemoryGiB > 0 for an uncatalogued GPU)
+	MemoryGiB   float64 // overrides the catalog's memory per GPU when > 0
+	Utilization float64 // 0 = DefaultUtilization
+	WeightsGiB  float64 // weights per GPU; 0 = estimate from the config
+	ReserveGiB  float64 // < 0 = DefaultReserveGiB
+	// GPUs is the GPUs in the deployment and TP the tensor-parallel size of one serving
+	// engine: GPUs/TP replicas each hold a full KV cache. TP 0 means one engine over
+	// every GPU (TP = GPUs); GPUs 0 means one engine (GPUs = TP); both 0 mean one GPU.
+	GPUs, TP int
+	KVDtype  string // auto (the model's dtype), bf16, fp16, fp8 or fp32
+	// WeightDtype and ParamsB feed the weight estimate when WeightsGiB is 0: the
+	// precision the weights are stored in ("" = from the config's quantization_config
+	// and torch_dtype) and the parameter count in billions (0 = from the config).
+	WeightDtype string
+	ParamsB     float64
+}
+
+// Deployment returns GPUs and TP with their defaults applied: TP 0 is every GPU in one
+// engine, GPUs 0 is one engine, both 0 is one GPU.
+func (in BudgetInput) Deployment() (gpus, tp int) {
+	gpus, tp = in.GPUs, in.TP
+	if tp <= 0 {
+		tp = max(gpus, 1)
+	}
+	if gpus <= 0 {
+		gpus = tp
+	}
+	return gpus, tp
+}
+
+// Budget is the memory of one GPU, split the way the capacity model spends it. It is
+// part of the public analysis JSON.
+type Budget struct {
+	GPU           string  `json:"gpu"`
+	GPUs          int     `json:"gpus"`
+	TP            int     `json:"tp"`
+	MemoryBytes   int64   `json:"memory_bytes"`
+	Utilization   float64 `json:"utilization"`
+	WeightsBytes  int64   `json:"weights_bytes"`
+	ReserveBytes  int64   `json:"reserve_bytes"`
+	KVBudgetBytes int64   `json:"kv_budget_bytes"`
+	UnusableBytes int64   `json:"unusable_bytes"` // memory × (1 − utilization)
+	KVDtype       string  `json:"kv_dtype"`
+}
+
+// PlanResult is the capacity model worked out step by step.
+type PlanResult struct {
+	Config     *ModelConfig
+	KV         KVModel
+	GPU        *GPU // nil for an uncatalogued GPU given by memory only
+	Budget     Budget
+	WeightsHow string // "given" or how they were estimated
+	Replicas   int    // GPUs / TP, serving engines that each hold a full KV cache
+	// KVTokens is the KV capacity of one replica in tokens (budget / bytes per token).
+	KVTokens int64
+}
+
+// PlanBudget works out the memory budget per GPU and the KV capacity:
+// memory × utilization − weights per GPU − reserve, divided by the KV bytes per token.
+func PlanBudget(c *ModelConfig, in BudgetInput) (*PlanResult, error) {
+	in.GPUs, in.TP = in.Deployment()
+	if in.GPUs%in.TP != 0 {
+		return nil, fmt.Errorf("BudgetInput.GPUs %d is not a multiple of BudgetInput.TP %d", in.GPUs, in.TP)
+	}
+	if in.Utilization == 0 {
+		in.Utilization = DefaultUtilization
+	}
+	if in.Utilization < 0 || in.Utilization > 1 {
+		return nil, fmt.Errorf("BudgetInput.Utilization %g must be in (0, 1]", in.Utilization)
+	}
+	if in.ReserveGiB < 0 {
+		in.ReserveGiB = DefaultReserveGiB
+	}
+	kv, err := NewKVModel(c, in.TP, in.KVDtype)
+	if err != nil {
+		return nil, err
+	}
+	p := &PlanResult{Config: c, KV: kv, Replicas: in.GPUs / in.TP}
+	var mem int64
+	name := in.GPU
+	if in.GPU != "" {
+		g, err := LookupGPU(in.GPU)
+		if err != nil {
+			return nil, err
+		}
+		p.GPU = &g
+		mem = g.MemoryBytes
+		name = g.Name
+	}
+	if in.MemoryGiB > 0 {
+		mem = int64(in.MemoryGiB * float64(gib))
+	}
+	if mem <= 0 {
+		return nil, fmt.Errorf("no GPU memory: set BudgetInput.GPU (a catalog name) or BudgetInput.MemoryGiB")
+	}
+	var weights int64
+	if in.WeightsGiB > 0 {
+		weights = int64(in.WeightsGiB * float64(gib))
+		p.WeightsHow = "given"
+	} else {
+		total, how, err := WeightBytes(c, in.WeightDtype, in.ParamsB)
+		if err != nil {
+			return nil, err
+		}
+		weights = total / int64(in.TP)
+		p.WeightsHow = fmt.Sprintf("estimated: %s / TP %d", how, in.TP)
+	}
+	capped := int64(float64(mem) * in.Utilization)
+	reserve := int64(in.ReserveGiB * float64(gib))
+	p.Budget = Budget{
+		GPU:           name,
+		GPUs:          in.GPUs,
+		TP:            in.TP,
+		MemoryBytes:   mem,
+		Utilization:   in.Utilization,
+		WeightsBytes:  weights,
+		ReserveBytes:  reserve,
+		KVBudgetBytes: capped - weights - reserve,
+		UnusableBytes: mem - capped,
+		KVDtype:       kv.Dtype,
+	}
+	if p.Budget.KVBudgetBytes <= 0 {
+		return p, fmt.Errorf("no memory left for the KV cache: %.2f GiB × %.2f = %.2f GiB is less than %.2f GiB of weights + %.2f GiB reserve per GPU",
+			float64(mem)/float64(gib), in.Utilization, float64(capped)/float64(gib),
+			float64(weights)/float64(gib), float64(reserve)/float64(gib))
+	}
+	if bpt := kv.BytesPerToken(); bpt > 0 {
+		p.KVTokens = p.Budget.KVBudgetBytes / bpt
+	}
+	return p, nil
+}
+
+// Concurrency is how many requests of tokens (prompt+output) the deployment's KV caches
+// hold at once, all replicas together. It uses the exact per-request footprint (sliding
+// windows capped, constant states added), not just tokens / capacity.
+func (p *PlanResult) Concurrency(tokens float64) float64 {
+	if tokens <= 0 {
+		return math.NaN()
+	}
+	per := p.KV.RequestBytes(tokens)
+	if per <= 0 {
+		return math.Inf(1)
+	}
+	return float64(p.Replicas) * float64(p.Budget.KVBudgetBytes) / per
+}
+
+// ConcurrencyAt is the concurrency a KV cache of capacityTokens holds at requests of
+// tokens each: what vLLM logs as "Maximum concurrency for N tokens per request".
+func ConcurrencyAt(capacityTokens int64, tokens float64) float64 {
+	if tokens <= 0 {
+		return math.NaN()
+	}
+	return float64(capacityTokens) / tokens
+}

@@ -1,0 +1,129 @@
+package capacity
+
+import (
+	"fmt"
+	"strings"
+)
+
+// ParamCount estimates the parameters of a decoder from its config: embeddings, the
+// attention projections (GQA or MLA), dense MLPs and experts. Norms and biases are
+// left out (well under 0.1%). experts is the part held in routed experts, which
+// quantized checkpoints usually store in fewer bits than the rest.
+func ParamCount(c *ModelConfig) (total, experts int64, err error) {
+	if c.Hidden <= 0 {
+		return 0, 0, missing("hidden_size", "needed to estimate the parameter count; or set BudgetInput.WeightsGiB")
+	}
+	if c.Vocab <= 0 {
+		return 0, 0, missing("vocab_size", "needed to estimate the parameter count; or set BudgetInput.WeightsGiB")
+	}
+	h := int64(c.Hidden)
+	emb := int64(c.Vocab) * h
+	if !c.TieEmbeddings {
+		emb *= 2
+	}
+	var attn int64
+	switch {
+	case c.KVLoraRank > 0:
+		nh := int64(c.Heads)
+		qk := int64(c.QKNopeHeadDim + c.QKRopeHeadDim)
+		if c.QLoraRank > 0 {
+			attn += h*int64(c.QLoraRank) + int64(c.QLoraRank)*nh*qk
+		} else {
+			attn += h * nh * qk
+		}
+		attn += h * int64(c.KVLoraRank+c.QKRopeHeadDim)
+		attn += int64(c.KVLoraRank) * nh * int64(c.QKNopeHeadDim+c.VHeadDim)
+		attn += nh * int64(c.VHeadDim) * h
+	default:
+		if c.Heads <= 0 || c.HeadDim <= 0 {
+			return 0, 0, missing("num_attention_heads", "needed to estimate the parameter count; or set BudgetInput.WeightsGiB")
+		}
+		attn = h*int64(c.Heads*c.HeadDim)*2 + 2*h*int64(c.KVHeads*c.HeadDim)
+	}
+	if c.Intermediate <= 0 && c.Experts == 0 {
+		return 0, 0, missing("intermediate_size", "needed to estimate the parameter count; or set BudgetInput.WeightsGiB")
+	}
+	dense := 3 * h * int64(c.Intermediate)
+	var moeExperts, moeShared int64
+	if c.Experts > 0 {
+		moeExperts = int64(c.Experts) * 3 * h * int64(c.ExpertIntermediate)
+		moeShared = int64(c.SharedExperts)*3*h*int64(c.ExpertIntermediate) + h*int64(c.Experts)
+	}
+	total = emb
+	for i, kind := range c.Kinds {
+		if kind == LayerState {
+			return 0, 0, fmt.Errorf("cannot estimate the parameters of linear-attention/Mamba layers; set BudgetInput.WeightsGiB")
+		}
+		if kind != LayerNone {
+			total += attn
+		}
+		freq := max(1, c.MoELayerFreq)
+		if c.Experts > 0 && i >= c.DenseLayers && i%freq == 0 {
+			total += moeExperts + moeShared
+			experts += moeExperts
+		} else {
+			total += dense
+		}
+	}
+	return total, experts, nil
+}
+
+// WeightBytes estimates the weight memory of the whole model. weightDtype overrides
+// the checkpoint's precision ("bf16", "fp8", "fp4", "int4"); otherwise the
+// quantization_config decides: fp8 stores everything in one byte, the 4-bit formats
+// (MXFP4, NVFP4, INT4 with group scales, about 4.25-4.5 bits) usually only the experts
+// of an MoE (all linear layers of a dense model). paramsB overrides the count.
+func WeightBytes(c *ModelConfig, weightDtype string, paramsB float64) (bytes int64, how string, err error) {
+	var total, experts int64
+	if paramsB > 0 {
+		total = int64(paramsB * 1e9)
+	} else {
+		total, experts, err = ParamCount(c)
+		if err != nil {
+			return 0, "", err
+		}
+	}
+	native := 2.0
+	if c.Dtype == "fp32" {
+		native = 4
+	}
+	rest, exp := native, native
+	label := c.Dtype
+	if label == "" {
+		label = "bf16"
+	}
+	// 4-bit formats carry scales: MXFP4 one 8-bit scale per 32 values (4.25 bits),
+	// NVFP4 one FP8 scale per 16 and INT4 one 16-bit scale per 32 (4.5 bits).
+	fourBit := 4.5 / 8
+	switch strings.ToLower(weightDtype) {
+	case "":
+		switch {
+		case c.QuantMethod == "fp8":
+			rest, exp, label = 1, 1, "fp8"
+		case c.QuantMethod == "":
+		default: // mxfp4, modelopt (NVFP4), compressed-tensors, awq, gptq: 4-bit
+			bits := 4.5
+			if c.QuantMethod == "mxfp4" {
+				bits = 4.25
+			}
+			exp = bits / 8
+			label = fmt.Sprintf("%s (≈%g bits) experts, %s rest", c.QuantMethod, bits, label)
+			if experts == 0 {
+				rest, label = exp, fmt.Sprintf("%s (≈%g bits)", c.QuantMethod, bits)
+			}
+		}
+	case "bf16", "fp16", "bfloat16", "float16":
+		rest, exp, label = 2, 2, weightDtype
+	case "fp32", "float32":
+		rest, exp, label = 4, 4, weightDtype
+	case "fp8", "int8":
+		rest, exp, label = 1, 1, weightDtype
+	case "fp4", "nvfp4", "mxfp4", "int4":
+		rest, exp, label = fourBit, fourBit, weightDtype+" (≈4.5 bits with scales)"
+	default:
+		return 0, "", fmt.Errorf("unknown weight dtype %q (want bf16, fp16, fp8, int8, fp4, int4)", weightDtype)
+	}
+	bytes = int64(float64(total-experts)*rest + float64(experts)*exp)
+	how = fmt.Sprintf("%.1fB parameters in %s", float64(total)/1e9, label)
+	return bytes, how, nil
+}

@@ -1,0 +1,129 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/ceiling-llm/ceiling/capacity"
+	"github.com/spf13/pflag"
+)
+
+// capacityFlags are the deployment and capacity-model flags, defined here once for
+// plan, analyze, report and record so that a flag means the same in every subcommand.
+type capacityFlags struct {
+	modelConfig string
+	gpu         string
+	gpus, tp    int
+
+	memGiB      float64
+	util        float64
+	weightsGiB  float64
+	reserveGiB  float64
+	kvDtype     string
+	weightDtype string
+	paramsB     float64
+	maxModelLen int64
+}
+
+// addDeployment registers what describes the deployment: the model's config.json,
+// the GPU, the GPU count and the tensor-parallel size. record stores them as declared.
+func (c *capacityFlags) addDeployment(fs *pflag.FlagSet) {
+	fs.StringVar(&c.modelConfig, "model-config", "", "Hugging Face config.json of the served model, for the KV capacity model")
+	fs.StringVar(&c.gpu, "gpu", "", "GPU model from the catalog: "+strings.Join(capacity.GPUNames(), ", "))
+	fs.IntVar(&c.gpus, "gpus", 0, "GPUs in the deployment (default: --tp, else 1); GPUs/TP replicas each hold a KV cache")
+	fs.IntVar(&c.tp, "tp", 0, "tensor-parallel size of one serving engine (default: --gpus, i.e. one engine over every GPU)")
+}
+
+// addBudget registers the inputs of the memory budget and of the concurrency figures.
+func (c *capacityFlags) addBudget(fs *pflag.FlagSet) {
+	fs.Float64Var(&c.memGiB, "gpu-memory-gib", 0, "memory per GPU in GiB, overriding the catalog (or for a GPU not in it)")
+	fs.Float64Var(&c.util, "gpu-util", capacity.DefaultUtilization, "fraction of GPU memory the server may use (vLLM --gpu-memory-utilization)")
+	fs.Float64Var(&c.weightsGiB, "weights-gib", 0, "weights per GPU in GiB, as the server logs them (default: estimated from the config)")
+	fs.Float64Var(&c.reserveGiB, "reserve-gib", capacity.DefaultReserveGiB, "activation/overhead reserve per GPU in GiB")
+	fs.StringVar(&c.kvDtype, "kv-dtype", "auto", "KV cache dtype: auto (the model's dtype), bf16, fp16, fp8, fp32")
+	fs.StringVar(&c.weightDtype, "weight-dtype", "", "weight precision for the estimate: bf16, fp8, fp4, int4 (default: from the config)")
+	fs.Float64Var(&c.paramsB, "params-b", 0, "parameter count in billions for the estimate (default: counted from the config)")
+	fs.Int64Var(&c.maxModelLen, "max-model-len", 0, "context length the server runs with, for 'concurrency at max_model_len' (default: what the server reveals, else the config's max_position_embeddings)")
+}
+
+// checkDeployment validates the deployment flags; its messages name the flags.
+func (c *capacityFlags) checkDeployment() error {
+	switch {
+	case c.gpus < 0:
+		return fmt.Errorf("--gpus must not be negative, got %d", c.gpus)
+	case c.tp < 0:
+		return fmt.Errorf("--tp must not be negative, got %d", c.tp)
+	case c.gpus > 0 && c.tp > c.gpus:
+		return fmt.Errorf("--tp %d is larger than --gpus %d", c.tp, c.gpus)
+	}
+	return nil
+}
+
+// check validates every capacity flag; its messages name the flags.
+func (c *capacityFlags) check() error {
+	if err := c.checkDeployment(); err != nil {
+		return err
+	}
+	if c.util <= 0 || c.util > 1 {
+		return fmt.Errorf("--gpu-util must be in (0, 1], got %g", c.util)
+	}
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"--gpu-memory-gib", c.memGiB}, {"--weights-gib", c.weightsGiB}, {"--reserve-gib", c.reserveGiB},
+		{"--params-b", c.paramsB}, {"--max-model-len", float64(c.maxModelLen)}} {
+		if f.v < 0 {
+			return fmt.Errorf("%s must not be negative, got %g", f.name, f.v)
+		}
+	}
+	if !strings.EqualFold(strings.TrimSpace(c.kvDtype), "auto") {
+		if _, err := capacity.NormalizeDtype(c.kvDtype); err != nil {
+			return fmt.Errorf("--kv-dtype: %w", err)
+		}
+	}
+	return nil
+}
+
+// budgetInput is the hardware side of the capacity model. TP and GPUs stay as given:
+// capacity.BudgetInput.Deployment applies the defaults the flags document.
+func (c *capacityFlags) budgetInput() capacity.BudgetInput {
+	return capacity.BudgetInput{
+		GPU: c.gpu, MemoryGiB: c.memGiB, Utilization: c.util, WeightsGiB: c.weightsGiB, ReserveGiB: c.reserveGiB,
+		GPUs: c.gpus, TP: c.tp, KVDtype: c.kvDtype, WeightDtype: c.weightDtype, ParamsB: c.paramsB,
+	}
+}
+
+// declared is the deployment as record stores it: with the same defaults as the other
+// subcommands (--gpus 8 alone is TP 8), and nothing when nothing was given.
+func (c *capacityFlags) declared() (gpus, tp int) {
+	if c.gpus == 0 && c.tp == 0 {
+		return 0, 0
+	}
+	return capacity.BudgetInput{GPUs: c.gpus, TP: c.tp}.Deployment()
+}
+
+// budgetFlags maps the capacity package's field names, which its errors use, to the
+// flags that set them. Longer names first: GPUs before GPU.
+func budgetFlags() *strings.Replacer {
+	return strings.NewReplacer(
+		"BudgetInput.GPUs", "--gpus",
+		"BudgetInput.GPU", "--gpu",
+		"BudgetInput.TP", "--tp",
+		"BudgetInput.MemoryGiB", "--gpu-memory-gib",
+		"BudgetInput.Utilization", "--gpu-util",
+		"BudgetInput.WeightsGiB", "--weights-gib",
+		"BudgetInput.ReserveGiB", "--reserve-gib",
+		"BudgetInput.KVDtype", "--kv-dtype",
+		"BudgetInput.WeightDtype", "--weight-dtype",
+		"BudgetInput.ParamsB", "--params-b",
+	)
+}
+
+// flagError rewrites a library error so that it names the flags the user typed.
+func flagError(err error) error {
+	if err == nil {
+		return nil
+	}
+	return errors.New(budgetFlags().Replace(err.Error()))
+}

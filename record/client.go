@@ -15,6 +15,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/ceiling-llm/ceiling/record/trace"
 )
 
 // maxErrorBytes is the longest error text stored in a row (DESIGN.md).
@@ -492,7 +494,7 @@ func (s *stampReader) Read(p []byte) (int, error) {
 }
 
 // Row turns a result into a trace row; the sweep fills the run and level fields.
-func (r *Result) fill(row *Row) {
+func (r *Result) fill(row *trace.Row) {
 	row.SentNs = r.SentNs
 	if r.FirstTokenNs != 0 {
 		row.FirstTokenNs = ptr(r.FirstTokenNs)

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ceiling-llm/ceiling/record/trace"
 )
 
 // ErrUnauthorized is returned (wrapped) when the server refuses the credentials.
@@ -23,7 +25,7 @@ var ErrUnreachable = errors.New("cannot reach the server")
 
 // Probe is what the server revealed about itself before the sweep.
 type Probe struct {
-	Server ServerInfo
+	Server trace.ServerInfo
 	Models []string // ids listed by /v1/models, in order
 	// Tokenize is the /tokenize flavour that answered: "llamacpp", "vllm" or "".
 	Tokenize string
@@ -74,7 +76,7 @@ func (c *Client) post(ctx context.Context, path string, v any) (int, []byte, err
 // credentials are errors; every other endpoint is optional, and the kind of server
 // is detected, never required.
 func ProbeServer(ctx context.Context, c *Client) (Probe, error) {
-	p := Probe{Server: ServerInfo{Kind: "unknown"}}
+	p := Probe{Server: trace.ServerInfo{Kind: "unknown"}}
 	status, body, err := c.get(ctx, "/v1/models")
 	if err != nil {
 		return p, fmt.Errorf("%w at %s: %v", ErrUnreachable, c.BaseURL(), err)
@@ -292,8 +294,8 @@ func (c *Client) tokenize(ctx context.Context, flavour, text string) (int, strin
 // Metric names may contain colons (vllm:num_requests_running). Labels are kept as
 // their canonical text `a="x",b="y"` (sorted by name). Lines it cannot read are
 // skipped; the count of skipped lines is returned so a caller can warn.
-func parseMetrics(r io.Reader, ts int64) ([]MetricSample, int) {
-	var out []MetricSample
+func parseMetrics(r io.Reader, ts int64) ([]trace.MetricSample, int) {
+	var out []trace.MetricSample
 	bad := 0
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 4<<20)
@@ -314,8 +316,8 @@ func parseMetrics(r io.Reader, ts int64) ([]MetricSample, int) {
 }
 
 // parseMetricLine reads `name{labels} value [timestamp]`.
-func parseMetricLine(line string) (MetricSample, bool) {
-	var s MetricSample
+func parseMetricLine(line string) (trace.MetricSample, bool) {
+	var s trace.MetricSample
 	i := 0
 	for i < len(line) && line[i] != '{' && line[i] != ' ' && line[i] != '\t' {
 		i++
@@ -475,7 +477,7 @@ func parseLabels(text string) map[string]string {
 // scrapeMetrics polls url every interval until ctx ends, passing each scrape's
 // samples to sink. Failed scrapes are counted, not fatal: a metrics endpoint that
 // hiccups must not stop a sweep.
-func scrapeMetrics(ctx context.Context, c *Client, url string, interval time.Duration, sink func([]MetricSample)) (failures int) {
+func scrapeMetrics(ctx context.Context, c *Client, url string, interval time.Duration, sink func([]trace.MetricSample)) (failures int) {
 	if interval <= 0 {
 		interval = time.Second
 	}
@@ -497,7 +499,7 @@ func scrapeMetrics(ctx context.Context, c *Client, url string, interval time.Dur
 }
 
 // scrape fetches one metrics page (an absolute URL, possibly another host).
-func (c *Client) scrape(ctx context.Context, url string, ts int64) ([]MetricSample, error) {
+func (c *Client) scrape(ctx context.Context, url string, ts int64) ([]trace.MetricSample, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)

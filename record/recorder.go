@@ -18,6 +18,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/ceiling-llm/ceiling/record/trace"
 )
 
 // Options is everything a recording needs; the CLI fills it from flags.
@@ -53,7 +55,7 @@ type Options struct {
 	Resume bool
 	Seed   uint64
 
-	Declared Declared
+	Declared trace.Declared
 	Version  string
 
 	Progress io.Writer // progress lines (stderr); nil = none
@@ -159,8 +161,8 @@ func (o *Options) validate() error {
 	return nil
 }
 
-func (o *Options) plan() Plan {
-	p := Plan{
+func (o *Options) plan() trace.Plan {
+	p := trace.Plan{
 		Mode:               "closed",
 		Concurrency:        o.Concurrency,
 		Auto:               o.Auto,
@@ -191,61 +193,65 @@ type recorder struct {
 	opts     Options
 	client   *Client
 	workload *Workload
-	parts    *partStore
-	info     RunInfo
+	parts    *trace.Parts
+	info     trace.RunInfo
 	tmpParts bool // parts in a temporary directory (-o -)
 
 	metricsMu sync.Mutex
-	metrics   []MetricSample
+	metrics   []trace.MetricSample
 
 	nextID int64
 	kvCap  int64 // revealed KV capacity in tokens (0 = unknown)
 	// lastRows are the rows of the level just run, not yet sealed.
-	lastRows []Row
+	lastRows []trace.Row
 }
 
 // Record runs a whole recording: probe the server, calibrate the workload, sweep
 // the levels into sealed parts, and merge them into the trace. It returns the run
 // info even on failure, once the sweep has started, and the trace then holds every
 // row recorded. ctx cancellation (Ctrl-C) is an orderly stop.
-func Record(ctx context.Context, opts Options) (RunInfo, error) {
+func Record(ctx context.Context, opts Options) (trace.RunInfo, error) {
 	opts.defaults()
 	if err := opts.validate(); err != nil {
-		return RunInfo{}, err
+		return trace.RunInfo{}, err
 	}
 	r := &recorder{opts: opts}
 	started := time.Now().UTC()
 
 	// The output must be writable before anything is asked of the server.
-	var resume *resumeState
+	var resume *trace.Resumed
 	if opts.Output == "-" {
 		dir, err := os.MkdirTemp("", "ceiling-parts-")
 		if err != nil {
-			return RunInfo{}, fmt.Errorf("creating temporary parts directory: %w", err)
+			return trace.RunInfo{}, fmt.Errorf("creating temporary parts directory: %w", err)
 		}
-		r.parts, r.tmpParts = &partStore{dir: dir}, true
 		defer os.RemoveAll(dir)
-	} else if opts.Resume {
-		ps, st, err := loadResume(PartsDir(opts.Output))
+		ps, err := trace.CreateParts(filepath.Join(dir, "parts"))
 		if err != nil {
-			return RunInfo{}, fmt.Errorf("--resume: %w", err)
+			return trace.RunInfo{}, err
+		}
+		r.parts, r.tmpParts = ps, true
+	} else if opts.Resume {
+		ps, st, err := trace.ResumeParts(trace.PartsDir(opts.Output))
+		if err != nil {
+			return trace.RunInfo{}, fmt.Errorf("--resume: %w", err)
 		}
 		r.parts, resume = ps, &st
 	} else {
 		if err := checkWritable(opts.Output); err != nil {
-			return RunInfo{}, err
+			return trace.RunInfo{}, err
 		}
-		ps, err := createParts(PartsDir(opts.Output))
+		ps, err := trace.CreateParts(trace.PartsDir(opts.Output))
 		if err != nil {
-			return RunInfo{}, err
+			return trace.RunInfo{}, err
 		}
 		r.parts = ps
 	}
-	cleanupOnEarlyError := func(err error) (RunInfo, error) {
+	cleanupOnEarlyError := func(err error) (trace.RunInfo, error) {
 		if !r.tmpParts && resume == nil {
-			os.RemoveAll(r.parts.dir)
+			r.parts.Remove()
 		}
-		return RunInfo{}, err
+		return trace.RunInfo{}, err
 	}
 
 	client, err := NewClient(ClientOptions{
@@ -296,30 +302,30 @@ func Record(ctx context.Context, opts Options) (RunInfo, error) {
 	r.workload = wl
 
 	hostname, _ := os.Hostname()
-	r.info = RunInfo{
+	r.info = trace.RunInfo{
 		Tool:    "ceiling",
 		Version: opts.Version,
 		RunID:   newRunID(started),
 		Started: started,
-		Target:  Target{BaseURL: client.BaseURL(), Endpoint: opts.Endpoint, Model: opts.Model},
+		Target:  trace.Target{BaseURL: client.BaseURL(), Endpoint: opts.Endpoint, Model: opts.Model},
 		Plan:    opts.plan(),
 		Server:  probe.Server,
-		Client: ClientInfo{CPUs: runtime.NumCPU(), GOOS: runtime.GOOS, GOARCH: runtime.GOARCH,
+		Client: trace.ClientInfo{CPUs: runtime.NumCPU(), GOOS: runtime.GOOS, GOARCH: runtime.GOARCH,
 			GoVersion: runtime.Version(), Hostname: hostname},
 		Declared: opts.Declared,
-		Levels:   []LevelInfo{},
+		Levels:   []trace.LevelInfo{},
 		Workload: wl.Calibrated,
 	}
 	if resume != nil {
-		if err := samePlan(resume.info, r.info); err != nil {
-			return RunInfo{}, fmt.Errorf("--resume: %w", err)
+		if err := samePlan(resume.Info, r.info); err != nil {
+			return trace.RunInfo{}, fmt.Errorf("--resume: %w", err)
 		}
-		r.info.RunID = resume.info.RunID
-		r.info.Started = resume.info.Started
-		r.info.Levels = resume.info.Levels
-		r.info.Resumed = append(resume.info.Resumed, time.Now().UTC())
-		r.nextID = resume.nextID
-		r.progress("resuming %s at level %d", opts.Output, resume.nextLevel)
+		r.info.RunID = resume.Info.RunID
+		r.info.Started = resume.Info.Started
+		r.info.Levels = resume.Info.Levels
+		r.info.Resumed = append(resume.Info.Resumed, time.Now().UTC())
+		r.nextID = resume.NextID
+		r.progress("resuming %s at level %d", opts.Output, resume.NextLevel)
 	}
 
 	sweepErr := r.sweep(ctx, resumeLevel(resume))
@@ -329,18 +335,18 @@ func Record(ctx context.Context, opts Options) (RunInfo, error) {
 	r.info.Ended = time.Now().UTC()
 	if err := r.finish(); err != nil {
 		if sweepErr != nil {
-			return r.info, fmt.Errorf("%v; and writing the trace failed: %w (the sealed parts are kept in %s)", sweepErr, err, r.parts.dir)
+			return r.info, fmt.Errorf("%v; and writing the trace failed: %w (the sealed parts are kept in %s)", sweepErr, err, r.parts.Dir())
 		}
-		return r.info, fmt.Errorf("%w (the sealed parts are kept in %s)", err, r.parts.dir)
+		return r.info, fmt.Errorf("%w (the sealed parts are kept in %s)", err, r.parts.Dir())
 	}
 	return r.info, sweepErr
 }
 
-func resumeLevel(st *resumeState) int {
+func resumeLevel(st *trace.Resumed) int {
 	if st == nil {
 		return 0
 	}
-	return st.nextLevel
+	return st.NextLevel
 }
 
 // checkWritable fails early, with a clear message, when the trace cannot be written.
@@ -367,7 +373,7 @@ func checkWritable(path string) error {
 }
 
 // samePlan refuses to resume a different experiment.
-func samePlan(old, cur RunInfo) error {
+func samePlan(old, cur trace.RunInfo) error {
 	a, _ := json.Marshal(old.Plan)
 	b, _ := json.Marshal(cur.Plan)
 	if string(a) != string(b) {
@@ -538,7 +544,7 @@ func (r *recorder) sweep(ctx context.Context, start int) error {
 		scrapeWG.Add(1)
 		go func() {
 			defer scrapeWG.Done()
-			scrapeMetrics(scrapeCtx, r.client, r.opts.MetricsURL, r.opts.ScrapeInterval, func(s []MetricSample) {
+			scrapeMetrics(scrapeCtx, r.client, r.opts.MetricsURL, r.opts.ScrapeInterval, func(s []trace.MetricSample) {
 				r.metricsMu.Lock()
 				r.metrics = append(r.metrics, s...)
 				r.metricsMu.Unlock()
@@ -634,13 +640,13 @@ func (r *recorder) sweep(ctx context.Context, start int) error {
 // pending holds the rows of the level in flight, sealed every PartRows rows.
 type pending struct {
 	mu   sync.Mutex
-	rows []Row
+	rows []trace.Row
 }
 
 // runLevel runs one level. gone is non-empty when the server stopped answering.
-func (r *recorder) runLevel(ctx, hard context.Context, lv level, total int) (LevelInfo, string, error) {
+func (r *recorder) runLevel(ctx, hard context.Context, lv level, total int) (trace.LevelInfo, string, error) {
 	o := r.opts
-	li := LevelInfo{Level: lv.index, Concurrency: lv.concurrency, Rate: lv.rate, Started: time.Now().UTC()}
+	li := trace.LevelInfo{Level: lv.index, Concurrency: lv.concurrency, Rate: lv.rate, Started: time.Now().UTC()}
 	cpu0 := cpuTime()
 	wall0 := time.Now()
 
@@ -656,18 +662,18 @@ func (r *recorder) runLevel(ctx, hard context.Context, lv level, total int) (Lev
 	var pend pending
 	var sealErr error
 	var sealMu sync.Mutex
-	add := func(row Row) {
+	add := func(row trace.Row) {
 		stats.add(&row)
 		pend.mu.Lock()
 		pend.rows = append(pend.rows, row)
-		var full []Row
+		var full []trace.Row
 		if len(pend.rows) >= o.PartRows {
 			full, pend.rows = pend.rows, nil
 		}
 		pend.mu.Unlock()
 		if full != nil {
 			sealMu.Lock()
-			if err := r.parts.sealRows(lv.index, full, r.info); err != nil && sealErr == nil {
+			if err := r.parts.SealRows(lv.index, full, r.info); err != nil && sealErr == nil {
 				sealErr = err
 			}
 			sealMu.Unlock()
@@ -701,7 +707,7 @@ func (r *recorder) runLevel(ctx, hard context.Context, lv level, total int) (Lev
 		prompt, maxTokens := r.workload.Prompt(id)
 		prompt.RequestID = RequestHeaderID(r.info.RunID, id)
 		res := r.client.Do(hard, prompt, maxTokens)
-		row := Row{
+		row := trace.Row{
 			RunID:              r.info.RunID,
 			Level:              int32(lv.index),
 			Concurrency:        int32(lv.concurrency),
@@ -814,7 +820,7 @@ func (r *recorder) runLevel(ctx, hard context.Context, lv level, total int) (Lev
 func (r *recorder) sealLevel(index int) error {
 	rows := r.lastRows
 	r.lastRows = nil
-	if err := r.parts.sealRows(index, rows, r.info); err != nil {
+	if err := r.parts.SealRows(index, rows, r.info); err != nil {
 		return err
 	}
 	return r.sealMetrics(index)
@@ -829,41 +835,20 @@ func (r *recorder) sealMetrics(index int) error {
 	if len(samples) == 0 {
 		return nil
 	}
-	return r.parts.sealMetrics(index, samples, r.info)
+	return r.parts.SealMetrics(index, samples, r.info)
 }
 
 // finish merges the parts into the trace (and the metrics sidecar) and removes them.
 func (r *recorder) finish() error {
-	parts, err := listParts(r.parts.dir)
-	if err != nil {
+	if r.opts.Output == "-" {
+		if err := r.parts.MergeTo(r.opts.Stdout, r.info); err != nil {
+			return err
+		}
+	} else if err := r.parts.MergeFiles(r.opts.Output, r.info); err != nil {
 		return err
 	}
-	var rowParts, metricParts []sealedPart
-	for _, p := range parts {
-		if p.meta.Kind == "metrics" {
-			metricParts = append(metricParts, p)
-		} else {
-			rowParts = append(rowParts, p)
-		}
-	}
-	if r.opts.Output == "-" {
-		if err := mergeParts[Row](r.opts.Stdout, rowParts, r.info); err != nil {
-			return err
-		}
-	} else {
-		if err := mergeToFile[Row](r.opts.Output, rowParts, r.info); err != nil {
-			return err
-		}
-		if len(metricParts) > 0 {
-			if err := mergeToFile[MetricSample](MetricsPath(r.opts.Output), metricParts, r.info); err != nil {
-				return err
-			}
-		}
-	}
 	if !r.tmpParts {
-		if err := os.RemoveAll(r.parts.dir); err != nil {
-			return fmt.Errorf("removing parts: %w", err)
-		}
+		return r.parts.Remove()
 	}
 	return nil
 }
@@ -927,7 +912,7 @@ func newLevelStats(lv level, count, total int, w io.Writer, live bool) *levelSta
 	return s
 }
 
-func (s *levelStats) add(row *Row) {
+func (s *levelStats) add(row *trace.Row) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.done++

@@ -19,6 +19,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ceiling-llm/ceiling/record/internal/client"
+	"github.com/ceiling-llm/ceiling/record/internal/probe"
+	"github.com/ceiling-llm/ceiling/record/internal/workload"
 	"github.com/ceiling-llm/ceiling/record/trace"
 )
 
@@ -71,20 +74,6 @@ type Options struct {
 	// levels, without merging: what a kill -9 between levels leaves on disk.
 	crashAfterLevels int
 }
-
-// errSimulatedCrash is returned by the crashAfterLevels test hook.
-var errSimulatedCrash = errors.New("simulated crash")
-
-// ErrServerGone is returned (wrapped) when the server stopped answering mid-sweep.
-// The trace is still written with every row recorded.
-var ErrServerGone = errors.New("the server stopped answering")
-
-// ErrInterrupted is returned when the sweep was interrupted (Ctrl-C); the trace is
-// complete up to the interruption.
-var ErrInterrupted = errors.New("interrupted")
-
-// errModelNotFound and friends carry the pre-flight failures.
-var errModelNotFound = errors.New("model not found")
 
 func (o *Options) defaults() {
 	if o.Endpoint == "" {
@@ -191,8 +180,8 @@ func (o *Options) plan() trace.Plan {
 // recorder is the state of one recording.
 type recorder struct {
 	opts     Options
-	client   *Client
-	workload *Workload
+	client   *client.Client
+	workload *workload.Workload
 	parts    *trace.Parts
 	info     trace.RunInfo
 	tmpParts bool // parts in a temporary directory (-o -)
@@ -254,7 +243,7 @@ func Record(ctx context.Context, opts Options) (trace.RunInfo, error) {
 		return trace.RunInfo{}, err
 	}
 
-	client, err := NewClient(ClientOptions{
+	cl, err := client.New(client.Options{
 		BaseURL:   opts.URL,
 		Endpoint:  opts.Endpoint,
 		APIKey:    opts.APIKey,
@@ -266,36 +255,36 @@ func Record(ctx context.Context, opts Options) (trace.RunInfo, error) {
 	if err != nil {
 		return cleanupOnEarlyError(err)
 	}
-	defer client.Close()
-	r.client = client
+	defer cl.Close()
+	r.client = cl
 
-	probe, err := ProbeServer(ctx, client)
+	pr, err := probe.Server(ctx, cl)
 	if err != nil {
 		return cleanupOnEarlyError(r.explain(err))
 	}
 	if opts.Model == "" {
-		if len(probe.Models) == 0 {
+		if len(pr.Models) == 0 {
 			return cleanupOnEarlyError(errors.New("the server lists no model at /v1/models: give --model"))
 		}
-		opts.Model = probe.Models[0]
+		opts.Model = pr.Models[0]
 		r.opts.Model = opts.Model
 	}
-	client.opts.Model = opts.Model
+	cl.SetModel(opts.Model)
 	if opts.MetricsURL == "" {
-		opts.MetricsURL = probe.Server.MetricsURL
+		opts.MetricsURL = pr.Server.MetricsURL
 	} else if opts.MetricsURL == "off" {
 		opts.MetricsURL = ""
 	}
 	r.opts.MetricsURL = opts.MetricsURL
-	probe.Server.MetricsURL = StripCredentials(opts.MetricsURL)
-	if probe.Server.KVCapacityTokens != nil {
-		r.kvCap = *probe.Server.KVCapacityTokens
+	pr.Server.MetricsURL = client.StripCredentials(opts.MetricsURL)
+	if pr.Server.KVCapacityTokens != nil {
+		r.kvCap = *pr.Server.KVCapacityTokens
 	}
 
 	// One request before the sweep: it proves the key and the model, and measures
 	// how the server counts prompt tokens.
-	r.progress("probing %s (model %s)", client.BaseURL(), opts.Model)
-	wl, err := r.prepareWorkload(ctx, probe)
+	r.progress("probing %s (model %s)", cl.BaseURL(), opts.Model)
+	wl, err := r.prepareWorkload(ctx, pr)
 	if err != nil {
 		return cleanupOnEarlyError(r.explain(err))
 	}
@@ -307,9 +296,9 @@ func Record(ctx context.Context, opts Options) (trace.RunInfo, error) {
 		Version: opts.Version,
 		RunID:   newRunID(started),
 		Started: started,
-		Target:  trace.Target{BaseURL: client.BaseURL(), Endpoint: opts.Endpoint, Model: opts.Model},
+		Target:  trace.Target{BaseURL: cl.BaseURL(), Endpoint: opts.Endpoint, Model: opts.Model},
 		Plan:    opts.plan(),
-		Server:  probe.Server,
+		Server:  pr.Server,
 		Client: trace.ClientInfo{CPUs: runtime.NumCPU(), GOOS: runtime.GOOS, GOARCH: runtime.GOARCH,
 			GoVersion: runtime.Version(), Hostname: hostname},
 		Declared: opts.Declared,
@@ -406,7 +395,7 @@ func (r *recorder) maxConcurrency() int {
 // explain turns pre-flight failures into messages a user can act on.
 func (r *recorder) explain(err error) error {
 	switch {
-	case errors.Is(err, ErrUnauthorized):
+	case errors.Is(err, client.ErrUnauthorized):
 		if r.opts.APIKey == "" {
 			return fmt.Errorf("the server requires an API key: set $%s (%v)", r.opts.APIKeyEnv, err)
 		}
@@ -418,17 +407,17 @@ func (r *recorder) explain(err error) error {
 // probeRequest sends one short streaming request and maps its failure to a clear
 // error. It returns the prompt tokens the server reported (or -1).
 func (r *recorder) probeRequest(ctx context.Context, text string) (int, error) {
-	res := r.client.Do(ctx, Prompt{Text: text}, 1)
+	res := r.client.Do(ctx, client.Prompt{Text: text}, 1)
 	if ctx.Err() != nil {
 		return -1, ctx.Err()
 	}
 	switch {
 	case res.Status == 401 || res.Status == 403:
-		return -1, fmt.Errorf("%w (%s)", ErrUnauthorized, res.Err)
+		return -1, fmt.Errorf("%w (%s)", client.ErrUnauthorized, res.Err)
 	case res.Status == 404:
-		return -1, fmt.Errorf("%w: %q at %s (%s)", errModelNotFound, r.opts.Model, r.client.endpoint, res.Err)
+		return -1, fmt.Errorf("%w: %q at %s (%s)", errModelNotFound, r.opts.Model, r.client.Endpoint(), res.Err)
 	case res.Status == 0 && res.Err != "":
-		return -1, fmt.Errorf("%w at %s: %s", ErrUnreachable, r.client.BaseURL(), res.Err)
+		return -1, fmt.Errorf("%w at %s: %s", client.ErrUnreachable, r.client.BaseURL(), res.Err)
 	case res.Err != "":
 		return -1, fmt.Errorf("the probe request failed: %s", res.Err)
 	}
@@ -439,26 +428,26 @@ func (r *recorder) probeRequest(ctx context.Context, text string) (int, error) {
 }
 
 // prepareWorkload loads the dataset or calibrates synthetic prompts.
-func (r *recorder) prepareWorkload(ctx context.Context, probe Probe) (*Workload, error) {
+func (r *recorder) prepareWorkload(ctx context.Context, pr probe.Probe) (*workload.Workload, error) {
 	o := r.opts
 	if o.Dataset != "" {
-		prompts, err := LoadDataset(o.Dataset)
+		prompts, err := workload.LoadDataset(o.Dataset)
 		if err != nil {
 			return nil, err
 		}
 		if _, err := r.probeRequest(ctx, "Say hello."); err != nil {
 			return nil, err
 		}
-		return NewDatasetWorkload(prompts, o.OutputTokens), nil
+		return workload.NewDataset(prompts, o.OutputTokens), nil
 	}
 	first := "request 99999999 the first of many words"
 	usagePrompt, err := r.probeRequest(ctx, first)
 	if err != nil {
 		return nil, err
 	}
-	var measure measureFunc
+	var measure workload.MeasureFunc
 	how := ""
-	if n, flavour, err := r.client.tokenize(ctx, probe.Tokenize, first); err == nil {
+	if n, flavour, err := r.client.Tokenize(ctx, pr.Tokenize, first); err == nil {
 		overhead := 0
 		if usagePrompt >= 0 {
 			// The chat template (and BOS) count too; /tokenize does not see them.
@@ -469,7 +458,7 @@ func (r *recorder) prepareWorkload(ctx context.Context, probe Probe) (*Workload,
 			how += fmt.Sprintf(" (+%d template tokens from usage)", overhead)
 		}
 		measure = func(ctx context.Context, text string) (int, error) {
-			n, _, err := r.client.tokenize(ctx, flavour, text)
+			n, _, err := r.client.Tokenize(ctx, flavour, text)
 			return n + overhead, err
 		}
 	} else if usagePrompt >= 0 {
@@ -484,7 +473,7 @@ func (r *recorder) prepareWorkload(ctx context.Context, probe Probe) (*Workload,
 	} else {
 		r.progress("warning: the server has no /tokenize and reports no usage; prompt lengths are estimated, not calibrated")
 	}
-	return NewSyntheticWorkload(ctx, o.Seed, o.PromptTokens, o.SharedPrefixTokens, o.OutputTokens, measure, how)
+	return workload.NewSynthetic(ctx, o.Seed, o.PromptTokens, o.SharedPrefixTokens, o.OutputTokens, measure, how)
 }
 
 // progress prints one line to the progress writer.
@@ -718,7 +707,7 @@ func (r *recorder) runLevel(ctx, hard context.Context, lv level, total int) (tra
 			TargetPromptTokens: int32(prompt.TargetTokens),
 			MaxTokens:          int32(maxTokens),
 		}
-		res.fill(&row)
+		fillRow(&row, &res)
 		row.ScheduledNs = row.SentNs
 		if scheduled != 0 {
 			row.ScheduledNs = scheduled

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ceiling-llm/ceiling/record/enginetest"
+	"github.com/ceiling-llm/ceiling/record/internal/client"
 	"github.com/ceiling-llm/ceiling/record/trace"
 	"github.com/parquet-go/parquet-go"
 )
@@ -360,7 +361,7 @@ func TestRecordFaults(t *testing.T) {
 				if strings.Contains(*r.Error, "sk-secret") {
 					t.Errorf("row %d: error leaks the key: %q", r.RequestID, *r.Error)
 				}
-				if len(*r.Error) > maxErrorBytes {
+				if len(*r.Error) > client.MaxErrorBytes {
 					t.Errorf("row %d: error of %d bytes", r.RequestID, len(*r.Error))
 				}
 			}

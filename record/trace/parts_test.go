@@ -116,4 +116,3 @@ func TestMetricsPath(t *testing.T) {
 		}
 	}
 }
-

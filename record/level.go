@@ -2,7 +2,6 @@ package record
 
 import (
 	"context"
-	"math/rand/v2"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -12,10 +11,100 @@ import (
 	"github.com/ceiling-llm/ceiling/record/trace"
 )
 
-// pending holds the rows of the level in flight, sealed every PartRows rows.
-type pending struct {
-	mu   sync.Mutex
-	rows []trace.Row
+// levelRun is the state of one level while it runs: which requests are issued,
+// the rows not yet sealed, and whether the server still answers. Its send is the
+// one request path of both arrival strategies.
+type levelRun struct {
+	r        *recorder
+	lv       level
+	hard     context.Context // in-flight requests (outlives an interrupt by the grace)
+	stop     context.Context // the level: cancelled when the server is gone
+	cancel   context.CancelFunc
+	count    int       // requests to issue (0 in duration mode)
+	deadline time.Time // no request issued after it (zero in count mode)
+	baseID   int64
+	stats    *levelStats
+
+	issued atomic.Int64
+
+	mu      sync.Mutex
+	pending []trace.Row // rows not yet sealed
+	sealMu  sync.Mutex
+	sealErr error
+
+	// Consecutive connection failures mean the server is gone: stop the level.
+	connFails atomic.Int64
+	goneAfter int64
+	goneMsg   atomic.Value // string: the failure that decided it
+}
+
+// take reserves the next request index, or says the level is done sending.
+func (l *levelRun) take() (int64, bool) {
+	if l.stop.Err() != nil {
+		return 0, false
+	}
+	if !l.deadline.IsZero() && !time.Now().Before(l.deadline) {
+		return 0, false
+	}
+	idx := l.issued.Add(1) - 1
+	if l.count > 0 && idx >= int64(l.count) {
+		return 0, false
+	}
+	return idx, true
+}
+
+// send runs request idx of the level and records its row. scheduled is the
+// request's arrival time (0: when it was sent, closed loop).
+func (l *levelRun) send(idx int64, worker int32, scheduled int64) {
+	r := l.r
+	id := l.baseID + idx
+	prompt, maxTokens := r.workload.Prompt(id)
+	prompt.RequestID = RequestHeaderID(r.info.RunID, id)
+	res := r.client.Do(l.hard, prompt, maxTokens)
+	row := trace.Row{
+		RunID:              r.info.RunID,
+		Level:              int32(l.lv.index),
+		Concurrency:        int32(l.lv.concurrency),
+		Rate:               l.lv.rate,
+		RequestID:          id,
+		Worker:             worker,
+		Warmup:             idx < int64(r.opts.Warmup),
+		TargetPromptTokens: int32(prompt.TargetTokens),
+		MaxTokens:          int32(maxTokens),
+	}
+	fillRow(&row, &res)
+	row.ScheduledNs = row.SentNs
+	if scheduled != 0 {
+		row.ScheduledNs = scheduled
+	}
+	if res.Conn {
+		if l.connFails.Add(1) >= l.goneAfter {
+			l.goneMsg.CompareAndSwap(nil, res.Err)
+			l.cancel()
+		}
+	} else if res.Status != 0 {
+		l.connFails.Store(0)
+	}
+	l.add(row)
+}
+
+// add keeps a row, sealing a part every PartRows rows.
+func (l *levelRun) add(row trace.Row) {
+	l.stats.add(&row)
+	l.mu.Lock()
+	l.pending = append(l.pending, row)
+	var full []trace.Row
+	if len(l.pending) >= l.r.opts.PartRows {
+		full, l.pending = l.pending, nil
+	}
+	l.mu.Unlock()
+	if full != nil {
+		l.sealMu.Lock()
+		if err := l.r.parts.SealRows(l.lv.index, full, l.r.info); err != nil && l.sealErr == nil {
+			l.sealErr = err
+		}
+		l.sealMu.Unlock()
+	}
 }
 
 // runLevel runs one level. gone is non-empty when the server stopped answering.
@@ -25,157 +114,41 @@ func (r *recorder) runLevel(ctx, hard context.Context, lv level, total int) (tra
 	cpu0 := cpuTime()
 	wall0 := time.Now()
 
-	count := o.Warmup + o.RequestsPerLevel // 0 in duration mode (until the deadline)
-	var deadline time.Time
+	l := &levelRun{r: r, lv: lv, hard: hard, baseID: r.nextID,
+		count:     o.Warmup + o.RequestsPerLevel, // 0 in duration mode (until the deadline)
+		goneAfter: int64(max(8, 2*max(lv.concurrency, 1)))}
 	if o.DurationPerLevel > 0 {
-		count = 0
-		deadline = wall0.Add(o.DurationPerLevel)
+		l.count = 0
+		l.deadline = wall0.Add(o.DurationPerLevel)
 	}
-	baseID := r.nextID
+	l.stop, l.cancel = context.WithCancel(ctx)
+	defer l.cancel()
+	l.stats = newLevelStats(lv, l.count, total, o.Progress, o.Live)
 
-	stats := newLevelStats(lv, count, total, o.Progress, o.Live)
-	var pend pending
-	var sealErr error
-	var sealMu sync.Mutex
-	add := func(row trace.Row) {
-		stats.add(&row)
-		pend.mu.Lock()
-		pend.rows = append(pend.rows, row)
-		var full []trace.Row
-		if len(pend.rows) >= o.PartRows {
-			full, pend.rows = pend.rows, nil
-		}
-		pend.mu.Unlock()
-		if full != nil {
-			sealMu.Lock()
-			if err := r.parts.SealRows(lv.index, full, r.info); err != nil && sealErr == nil {
-				sealErr = err
-			}
-			sealMu.Unlock()
-		}
-	}
-
-	// Consecutive connection failures mean the server is gone: stop the level.
-	var connFails atomic.Int64
-	var goneMsg atomic.Value
-	stopLevel, cancelLevel := context.WithCancel(ctx)
-	defer cancelLevel()
-	goneAfter := int64(max(8, 2*max(lv.concurrency, 1)))
-
-	var issued atomic.Int64
-	// take reserves the next request index, or says the level is done sending.
-	take := func() (int64, bool) {
-		if stopLevel.Err() != nil {
-			return 0, false
-		}
-		if !deadline.IsZero() && !time.Now().Before(deadline) {
-			return 0, false
-		}
-		idx := issued.Add(1) - 1
-		if count > 0 && idx >= int64(count) {
-			return 0, false
-		}
-		return idx, true
-	}
-	do := func(idx int64, worker int32, scheduled int64) {
-		id := baseID + idx
-		prompt, maxTokens := r.workload.Prompt(id)
-		prompt.RequestID = RequestHeaderID(r.info.RunID, id)
-		res := r.client.Do(hard, prompt, maxTokens)
-		row := trace.Row{
-			RunID:              r.info.RunID,
-			Level:              int32(lv.index),
-			Concurrency:        int32(lv.concurrency),
-			Rate:               lv.rate,
-			RequestID:          id,
-			Worker:             worker,
-			Warmup:             idx < int64(o.Warmup),
-			TargetPromptTokens: int32(prompt.TargetTokens),
-			MaxTokens:          int32(maxTokens),
-		}
-		fillRow(&row, &res)
-		row.ScheduledNs = row.SentNs
-		if scheduled != 0 {
-			row.ScheduledNs = scheduled
-		}
-		if res.Conn {
-			if connFails.Add(1) >= goneAfter {
-				goneMsg.CompareAndSwap(nil, res.Err)
-				cancelLevel()
-			}
-		} else if res.Status != 0 {
-			connFails.Store(0)
-		}
-		add(row)
-	}
-
-	var wg sync.WaitGroup
+	var arr arrivals = closedLoop{workers: lv.concurrency}
 	if lv.rate > 0 {
-		// Open loop: Poisson arrivals, each request on its own goroutine.
-		rng := rand.New(rand.NewPCG(o.Seed, uint64(lv.index)+1<<32))
-		next := wall0
-		for {
-			next = next.Add(time.Duration(rng.ExpFloat64() / lv.rate * float64(time.Second)))
-			if !deadline.IsZero() && !next.Before(deadline) {
-				break
-			}
-			if d := time.Until(next); d > 0 {
-				t := time.NewTimer(d)
-				select {
-				case <-t.C:
-				case <-stopLevel.Done():
-					t.Stop()
-				}
-			}
-			idx, ok := take()
-			if !ok {
-				break
-			}
-			wg.Add(1)
-			go func(idx int64, scheduled int64) {
-				defer wg.Done()
-				do(idx, 0, scheduled)
-			}(idx, next.UnixNano())
-		}
-	} else {
-		for w := range lv.concurrency {
-			wg.Add(1)
-			go func(worker int32) {
-				defer wg.Done()
-				for {
-					idx, ok := take()
-					if !ok {
-						return
-					}
-					do(idx, worker, 0)
-				}
-			}(int32(w))
-		}
+		arr = newPoisson(o.Seed, lv.index, lv.rate, wall0, l.deadline)
 	}
-	wg.Wait()
-	stats.finish()
+	arr.run(l.stop.Done(), l.take, l.send)
+	l.stats.finish()
 
-	n := issued.Load()
-	if count > 0 {
-		n = min(n, int64(count))
+	n := l.issued.Load()
+	if l.count > 0 {
+		n = min(n, int64(l.count))
 	}
-	r.nextID = baseID + n
+	r.nextID = l.baseID + n
 
-	pend.mu.Lock()
-	rest := pend.rows
-	pend.rows = nil
-	pend.mu.Unlock()
 	li.Ended = time.Now().UTC()
-	li.Requests, li.Errors = stats.measured, stats.errors
-	li.OutputTokS = stats.outputTokS()
+	li.Requests, li.Errors = l.stats.measured, l.stats.errors
+	li.OutputTokS = l.stats.outputTokS()
 	wall := time.Since(wall0).Seconds()
 	if wall > 0 {
 		li.ClientCPUUtil = (cpuTime() - cpu0).Seconds() / (wall * float64(runtime.NumCPU()))
 	}
 	if lv.rate > 0 {
-		li.SendLagP99S = stats.sendLagP99()
+		li.SendLagP99S = l.stats.sendLagP99()
 	}
-	gone, _ := goneMsg.Load().(string)
+	gone, _ := l.goneMsg.Load().(string)
 	switch {
 	case gone != "":
 		li.StopReason = "server stopped answering"
@@ -183,11 +156,10 @@ func (r *recorder) runLevel(ctx, hard context.Context, lv level, total int) (tra
 		li.StopReason = "interrupted"
 	}
 	// The level's last rows are sealed by the caller together with its LevelInfo.
-	r.lastRows = rest
-	if sealErr != nil {
-		return li, gone, sealErr
-	}
-	return li, gone, nil
+	l.mu.Lock()
+	r.lastRows, l.pending = l.pending, nil
+	l.mu.Unlock()
+	return li, gone, l.sealErr
 }
 
 // cpuTime is the process's user+system CPU time.

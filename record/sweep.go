@@ -9,46 +9,6 @@ import (
 	"github.com/ceiling-llm/ceiling/record/trace"
 )
 
-// level is one step of the sweep.
-type level struct {
-	index       int
-	concurrency int
-	rate        float64
-}
-
-// levelAt returns the i-th level of a fixed plan (ok false past the end).
-func (r *recorder) levelAt(i int) (level, bool) {
-	switch {
-	case len(r.opts.Rates) > 0:
-		if i >= len(r.opts.Rates) {
-			return level{}, false
-		}
-		return level{index: i, rate: r.opts.Rates[i]}, true
-	case r.opts.Auto:
-		c := 1 << i
-		return level{index: i, concurrency: c}, true
-	default:
-		if i >= len(r.opts.Concurrency) {
-			return level{}, false
-		}
-		return level{index: i, concurrency: r.opts.Concurrency[i]}, true
-	}
-}
-
-// autoCap is the largest level --concurrency auto may run: twice what the revealed
-// KV capacity holds at the workload's length, else MaxAutoConcurrency.
-func (r *recorder) autoCap() (int, string) {
-	if r.kvCap > 0 {
-		per := int64(r.opts.PromptTokens + r.opts.OutputTokens)
-		if per <= 0 {
-			per = int64(r.opts.OutputTokens) + 1
-		}
-		holds := max(1, int(r.kvCap/per))
-		return 2 * holds, fmt.Sprintf("2× the %d requests the server's KV cache (%d tokens) holds at %d tokens each", holds, r.kvCap, per)
-	}
-	return r.opts.MaxAutoConcurrency, fmt.Sprintf("the maximum of %d", r.opts.MaxAutoConcurrency)
-}
-
 // sweep runs the levels from start, sealing each, until the plan ends, the auto
 // rule stops it, the server goes away or ctx is cancelled.
 func (r *recorder) sweep(ctx context.Context, start int) error {
@@ -90,16 +50,15 @@ func (r *recorder) sweep(ctx context.Context, start int) error {
 		}
 	}()
 
-	capLevel, capWhy := r.autoCap()
-	var prevTput float64
-	var prevConc int
+	capLevel, capWhy := autoCap(r.kvCap, r.opts.PromptTokens, r.opts.OutputTokens, r.opts.MaxAutoConcurrency)
+	var prev levelResult
 	if start > 0 && len(r.info.Levels) > 0 {
 		last := r.info.Levels[len(r.info.Levels)-1]
-		prevTput, prevConc = last.OutputTokS, last.Concurrency
+		prev = levelResult{concurrency: last.Concurrency, outputTokS: last.OutputTokS}
 	}
 	total := len(r.opts.Concurrency) + len(r.opts.Rates)
 	for i := start; ; i++ {
-		lv, ok := r.levelAt(i)
+		lv, ok := levelAt(&r.opts, i)
 		if !ok {
 			r.info.StopReason = "all levels done"
 			return nil
@@ -135,19 +94,13 @@ func (r *recorder) sweep(ctx context.Context, start int) error {
 			return ErrInterrupted
 		}
 		if r.opts.Auto {
-			measured := li.Requests
-			if measured > 0 && float64(li.Errors)/float64(measured) > 0.05 {
-				r.info.StopReason = fmt.Sprintf("auto: errors above 5%% at c=%d (%d of %d)", lv.concurrency, li.Errors, measured)
+			cur := levelResult{concurrency: lv.concurrency, requests: li.Requests, errors: li.Errors, outputTokS: li.OutputTokS}
+			if why, stop := autoStop(prev, cur); stop {
+				r.info.StopReason = why
 				r.progress("%s", r.info.StopReason)
 				return nil
 			}
-			if prevConc > 0 && li.OutputTokS < 1.05*prevTput {
-				r.info.StopReason = fmt.Sprintf("auto: throughput rose less than 5%% from c=%d (%.1f tok/s) to c=%d (%.1f tok/s)",
-					prevConc, prevTput, lv.concurrency, li.OutputTokS)
-				r.progress("%s", r.info.StopReason)
-				return nil
-			}
-			prevTput, prevConc = li.OutputTokS, lv.concurrency
+			prev = cur
 		}
 	}
 }

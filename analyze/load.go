@@ -11,7 +11,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
@@ -19,20 +18,17 @@ import (
 	"github.com/apache/arrow/go/v17/parquet"
 	"github.com/apache/arrow/go/v17/parquet/file"
 	"github.com/apache/arrow/go/v17/parquet/pqarrow"
+	"github.com/ceiling-llm/ceiling/record/trace"
 )
 
 // Loading: traces are read with Arrow record batches of batchRows rows, one batch at
 // a time, so memory is bounded by the batch size (and one column chunk's read
-// buffer), never by the file size. The Parquet file is the contract with the
-// recorder: this file does not import package record, and decodes the metadata JSON
-// into its own small structs.
+// buffer), never by the file size. The column names, metadata keys and metadata
+// types are those of package record/trace, the one definition of the format; the
+// Arrow reader is this package's own.
 
-// Trace metadata keys and the newest schema version this package reads.
-const (
-	metaSchemaVersion = "ceiling.schema_version"
-	metaRun           = "ceiling.run"
-	maxSchemaVersion  = 1
-)
+// maxSchemaVersion is the newest trace schema version this package reads.
+const maxSchemaVersion = 1
 
 // batchRows is the number of rows per Arrow record batch. 16k rows of 100 chunk gaps
 // are about 6.4 MB of gap values.
@@ -49,89 +45,75 @@ type colSpec struct {
 	list bool // a list whose elements have typ
 }
 
-// Column names of schema version 1.
+// Short local names of the trace's columns, as levels.go reads them; the names
+// themselves are trace's (replace these by trace.Col* when levels.go next changes).
 const (
-	colRunID          = "run_id"
-	colLevel          = "level"
-	colConcurrency    = "concurrency"
-	colRate           = "rate"
-	colWorker         = "worker"
-	colWarmup         = "warmup"
-	colScheduledNs    = "scheduled_ns"
-	colSentNs         = "sent_ns"
-	colFirstTokenNs   = "first_token_ns"
-	colFirstContentNs = "first_content_ns"
-	colEndNs          = "end_ns"
-	colChunkGapsUs    = "chunk_gaps_us"
-	colPromptTokens   = "prompt_tokens"
-	colOutputTokens   = "output_tokens"
-	colTokensSource   = "tokens_source"
-	colTargetPrompt   = "target_prompt_tokens"
-	colStatus         = "status"
-	colError          = "error"
+	colRunID          = trace.ColRunID
+	colLevel          = trace.ColLevel
+	colConcurrency    = trace.ColConcurrency
+	colRate           = trace.ColRate
+	colWorker         = trace.ColWorker
+	colWarmup         = trace.ColWarmup
+	colScheduledNs    = trace.ColScheduledNs
+	colSentNs         = trace.ColSentNs
+	colFirstTokenNs   = trace.ColFirstTokenNs
+	colFirstContentNs = trace.ColFirstContentNs
+	colEndNs          = trace.ColEndNs
+	colChunkGapsUs    = trace.ColChunkGapsUs
+	colPromptTokens   = trace.ColPromptTokens
+	colOutputTokens   = trace.ColOutputTokens
+	colTokensSource   = trace.ColTokensSource
+	colTargetPrompt   = trace.ColTargetPromptTokens
+	colStatus         = trace.ColStatus
+	colError          = trace.ColError
 )
 
 // windowColumns are what the first pass (steady-state windows) reads: no chunk gaps,
 // so it is cheap.
 func windowColumns() []colSpec {
 	return []colSpec{
-		{colRunID, arrow.STRING, false},
-		{colLevel, arrow.INT32, false},
-		{colConcurrency, arrow.INT32, false},
-		{colRate, arrow.FLOAT64, false},
-		{colWorker, arrow.INT32, false},
-		{colWarmup, arrow.BOOL, false},
-		{colScheduledNs, arrow.INT64, false},
-		{colSentNs, arrow.INT64, false},
-		{colEndNs, arrow.INT64, false},
+		{trace.ColRunID, arrow.STRING, false},
+		{trace.ColLevel, arrow.INT32, false},
+		{trace.ColConcurrency, arrow.INT32, false},
+		{trace.ColRate, arrow.FLOAT64, false},
+		{trace.ColWorker, arrow.INT32, false},
+		{trace.ColWarmup, arrow.BOOL, false},
+		{trace.ColScheduledNs, arrow.INT64, false},
+		{trace.ColSentNs, arrow.INT64, false},
+		{trace.ColEndNs, arrow.INT64, false},
 	}
 }
 
 // statsColumns are what the second pass (per-level statistics) reads.
 func statsColumns() []colSpec {
 	return append(windowColumns(),
-		colSpec{colFirstTokenNs, arrow.INT64, false},
-		colSpec{colFirstContentNs, arrow.INT64, false},
-		colSpec{colChunkGapsUs, arrow.INT32, true},
-		colSpec{colPromptTokens, arrow.INT32, false},
-		colSpec{colOutputTokens, arrow.INT32, false},
-		colSpec{colTokensSource, arrow.STRING, false},
-		colSpec{colTargetPrompt, arrow.INT32, false},
-		colSpec{colStatus, arrow.INT32, false},
-		colSpec{colError, arrow.STRING, false},
+		colSpec{trace.ColFirstTokenNs, arrow.INT64, false},
+		colSpec{trace.ColFirstContentNs, arrow.INT64, false},
+		colSpec{trace.ColChunkGapsUs, arrow.INT32, true},
+		colSpec{trace.ColPromptTokens, arrow.INT32, false},
+		colSpec{trace.ColOutputTokens, arrow.INT32, false},
+		colSpec{trace.ColTokensSource, arrow.STRING, false},
+		colSpec{trace.ColTargetPromptTokens, arrow.INT32, false},
+		colSpec{trace.ColStatus, arrow.INT32, false},
+		colSpec{trace.ColError, arrow.STRING, false},
 	)
 }
 
-// runMeta is the part of the ceiling.run metadata JSON that analyze uses.
+// runMeta is the trace.MetaRun JSON as analyze holds it: trace.RunInfo, with the
+// server object also kept raw (the analysis passes it through as the recorder wrote
+// it, fields this version does not know included) and the levels as levelMeta.
 type runMeta struct {
-	RunID   string    `json:"run_id"`
-	Started time.Time `json:"started"`
-	Target  struct {
-		Model string `json:"model"`
-	} `json:"target"`
-	Plan struct {
-		Mode string `json:"mode"`
-	} `json:"plan"`
+	trace.RunInfo
 	Server json.RawMessage `json:"server"`
 	Levels []levelMeta     `json:"levels"`
 }
 
-// serverMeta is what the server revealed about itself (ceiling.run "server").
-type serverMeta struct {
-	Kind             string `json:"kind"`
-	MaxModelLen      *int64 `json:"max_model_len"`
-	KVCapacityTokens *int64 `json:"kv_capacity_tokens"`
-	Slots            *int64 `json:"slots"`
-}
+// serverMeta is what the server revealed about itself.
+type serverMeta = trace.ServerInfo
 
-// levelMeta is how the recorder says one level ran.
-type levelMeta struct {
-	Level         int     `json:"level"`
-	Concurrency   int     `json:"concurrency"`
-	Rate          float64 `json:"rate"`
-	ClientCPUUtil float64 `json:"client_cpu_util"`
-	SendLagP99S   float64 `json:"send_lag_p99_s"`
-}
+// levelMeta is how the recorder says one level ran: trace.LevelInfo, as a type of
+// this package so that levels.go can give it methods.
+type levelMeta trace.LevelInfo
 
 // source is one thing the user named: a trace file or a RUN.parts directory, with
 // the files to read and the run metadata found in them.
@@ -153,18 +135,18 @@ func openSource(name string) (*source, error) {
 	src := &source{name: name}
 	base := name
 	if st.IsDir() {
+		// RUN.parts: the trace it becomes is RUN.
 		parts, err := listParts(name)
 		if err != nil {
 			return nil, err
 		}
 		src.files = parts
-		base = strings.TrimSuffix(filepath.Clean(name), ".parts")
+		base = strings.TrimSuffix(filepath.Clean(name), trace.PartsDir(""))
 	} else {
 		src.files = []string{name}
 	}
-	// The metrics sidecar of RUN (or of RUN.parts) is RUN minus .parquet plus
-	// .metrics.parquet, beside it.
-	side := strings.TrimSuffix(base, ".parquet") + ".metrics.parquet"
+	// The metrics sidecar of RUN (or of RUN.parts) is beside it.
+	side := trace.MetricsPath(base)
 	if _, err := os.Stat(side); err == nil {
 		src.sidecar = side
 	}
@@ -179,7 +161,7 @@ func openSource(name string) (*source, error) {
 		var m runMeta
 		if len(raw) > 0 {
 			if err := json.Unmarshal(raw, &m); err != nil {
-				return nil, fmt.Errorf("reading %s: decoding %s metadata: %w", f, metaRun, err)
+				return nil, fmt.Errorf("reading %s: decoding %s metadata: %w", f, trace.MetaRun, err)
 			}
 		}
 		for _, l := range m.Levels {
@@ -240,20 +222,20 @@ func readTraceMeta(path string) (json.RawMessage, error) {
 
 func checkTraceMeta(path string, rdr *file.Reader) (json.RawMessage, error) {
 	kv := rdr.MetaData().KeyValueMetadata()
-	v := kv.FindValue(metaSchemaVersion)
+	v := kv.FindValue(trace.MetaSchemaVersion)
 	if v == nil {
-		return nil, fmt.Errorf("reading %s: not a ceiling trace (no %s in the file metadata)", path, metaSchemaVersion)
+		return nil, fmt.Errorf("reading %s: not a ceiling trace (no %s in the file metadata)", path, trace.MetaSchemaVersion)
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(*v))
 	if err != nil || n < 1 {
-		return nil, fmt.Errorf("reading %s: invalid %s %q", path, metaSchemaVersion, *v)
+		return nil, fmt.Errorf("reading %s: invalid %s %q", path, trace.MetaSchemaVersion, *v)
 	}
 	if n > maxSchemaVersion {
 		return nil, fmt.Errorf("reading %s: trace schema version %d is newer than this ceiling reads (%d); upgrade ceiling", path, n, maxSchemaVersion)
 	}
-	if r := kv.FindValue(metaRun); r != nil && *r != "" {
+	if r := kv.FindValue(trace.MetaRun); r != nil && *r != "" {
 		if !json.Valid([]byte(*r)) {
-			return nil, fmt.Errorf("reading %s: %s metadata is not valid JSON", path, metaRun)
+			return nil, fmt.Errorf("reading %s: %s metadata is not valid JSON", path, trace.MetaRun)
 		}
 		return json.RawMessage(*r), nil
 	}
@@ -359,10 +341,10 @@ func column[T arrow.Array](rec arrow.Record, cols map[string]int, name string) (
 // sidecar columns (RUN.metrics.parquet).
 func metricColumns() []colSpec {
 	return []colSpec{
-		{"ts_ns", arrow.INT64, false},
-		{"name", arrow.STRING, false},
-		{"labels", arrow.STRING, false},
-		{"value", arrow.FLOAT64, false},
+		{trace.SampleTsNs, arrow.INT64, false},
+		{trace.SampleName, arrow.STRING, false},
+		{trace.SampleLabels, arrow.STRING, false},
+		{trace.SampleValue, arrow.FLOAT64, false},
 	}
 }
 

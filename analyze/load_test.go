@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ceiling-llm/ceiling/record"
+	"github.com/ceiling-llm/ceiling/record/trace"
 	"github.com/parquet-go/parquet-go"
 )
 
@@ -47,7 +47,7 @@ func TestLoadErrors(t *testing.T) {
 	notTrace := filepath.Join(dir, "plain.parquet")
 	writeParquet(t, notTrace, knownRows(), nil)
 	newer := filepath.Join(dir, "newer.parquet")
-	writeParquet(t, newer, knownRows(), map[string]string{metaSchemaVersion: "2"})
+	writeParquet(t, newer, knownRows(), map[string]string{trace.MetaSchemaVersion: "2"})
 	truncated := filepath.Join(dir, "truncated.parquet")
 	if err := os.WriteFile(truncated, data[:len(data)/2], 0o644); err != nil {
 		t.Fatal(err)
@@ -57,13 +57,13 @@ func TestLoadErrors(t *testing.T) {
 		Level int32  `parquet:"level"`
 	}
 	missing := filepath.Join(dir, "missing.parquet")
-	writeParquet(t, missing, []noGaps{{"r", 0}}, map[string]string{metaSchemaVersion: "1"})
+	writeParquet(t, missing, []noGaps{{"r", 0}}, map[string]string{trace.MetaSchemaVersion: "1"})
 	type wideLevel struct {
 		RunID string `parquet:"run_id"`
 		Level int64  `parquet:"level"`
 	}
 	wrongType := filepath.Join(dir, "wrongtype.parquet")
-	writeParquet(t, wrongType, []wideLevel{{"r", 0}}, map[string]string{metaSchemaVersion: "1"})
+	writeParquet(t, wrongType, []wideLevel{{"r", 0}}, map[string]string{trace.MetaSchemaVersion: "1"})
 	notParquet := filepath.Join(dir, "notes.txt")
 	if err := os.WriteFile(notParquet, []byte("hello, not parquet at all"), 0o644); err != nil {
 		t.Fatal(err)
@@ -161,10 +161,10 @@ func TestConcatenatedRuns(t *testing.T) {
 func TestMetricsSidecar(t *testing.T) {
 	dir := t.TempDir()
 	path := writeTrace(t, dir, "run.parquet", knownInfo(), knownRows())
-	s := func(sec float64, name string, v float64) record.MetricSample {
-		return record.MetricSample{TsNs: t0 + int64(sec*1e9), Name: name, Labels: `model_name="tiny"`, Value: v}
+	s := func(sec float64, name string, v float64) trace.MetricSample {
+		return trace.MetricSample{TsNs: t0 + int64(sec*1e9), Name: name, Labels: `model_name="tiny"`, Value: v}
 	}
-	samples := []record.MetricSample{
+	samples := []trace.MetricSample{
 		s(0, "vllm:num_requests_running", 0), s(1, "vllm:num_requests_running", 2), s(2, "vllm:num_requests_running", 2),
 		s(0, "vllm:generation_tokens_total", 100), s(1, "vllm:generation_tokens_total", 150), s(2, "vllm:generation_tokens_total", 250),
 		s(0, "process_cpu_seconds_total", 1), s(1, "process_cpu_seconds_total", 2),
@@ -187,7 +187,7 @@ func TestMetricsSidecar(t *testing.T) {
 }
 
 func TestTimelineThinned(t *testing.T) {
-	var rows []record.Row
+	var rows []trace.Row
 	for i := range 1200 {
 		rows = append(rows, engineRow(0, 4, int32(i%4), int64(i), float64(i/4)*50, 10, gaps(2, 10000), 3))
 	}

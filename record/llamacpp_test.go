@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ceiling-llm/ceiling/record/trace"
 )
 
 // llamaTool finds llama-server and the d64 model: $LLAMA_SERVER and $LLAMA_MODEL,
@@ -157,7 +159,7 @@ func TestLlamaCppSweep(t *testing.T) {
 	if p4, p8 := quantile(ttft[4], 0.5), quantile(ttft[8], 0.5); p8 < 2*p4 {
 		t.Errorf("TTFT p50 %.1f ms at c=8 vs %.1f ms at c=4: no queueing for the 4 slots visible", p8*1e3, p4*1e3)
 	}
-	if _, err := os.Stat(MetricsPath(o.Output)); err != nil {
+	if _, err := os.Stat(trace.MetricsPath(o.Output)); err != nil {
 		t.Errorf("no metrics sidecar: %v", err)
 	}
 	t.Logf("%s; %s", info.Workload, info.StopReason)

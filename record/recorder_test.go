@@ -12,21 +12,19 @@ import (
 	"time"
 
 	"github.com/ceiling-llm/ceiling/record/enginetest"
+	"github.com/ceiling-llm/ceiling/record/internal/client"
+	"github.com/ceiling-llm/ceiling/record/trace"
 	"github.com/parquet-go/parquet-go"
 )
 
 // readTrace reads a merged trace back: rows and run info.
-func readTrace(t *testing.T, path string) ([]Row, RunInfo) {
+func readTrace(t *testing.T, path string) ([]trace.Row, trace.RunInfo) {
 	t.Helper()
-	sp, err := readPartMeta(path)
+	info, rows, err := trace.ReadFile(path)
 	if err != nil {
 		t.Fatalf("reading %s: %v", path, err)
 	}
-	rows, err := readAll[Row](path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rows, sp.info
+	return rows, info
 }
 
 // baseOptions is a small, fast recording against an engine.
@@ -50,7 +48,7 @@ func ns(t time.Time) int64 { return t.UnixNano() }
 
 // matchLog pairs each row with the engine's log entry of the same request, by the
 // X-Request-Id header the recorder sends.
-func matchLog(t *testing.T, rows []Row, log []enginetest.RequestLog) map[int64]enginetest.RequestLog {
+func matchLog(t *testing.T, rows []trace.Row, log []enginetest.RequestLog) map[int64]enginetest.RequestLog {
 	t.Helper()
 	byHeader := map[string]enginetest.RequestLog{}
 	for _, e := range log {
@@ -90,10 +88,10 @@ func TestRecordClosedLoopMatchesEngine(t *testing.T) {
 	if fileInfo.Server.Kind != "vllm" || fileInfo.Server.KVCapacityTokens == nil || *fileInfo.Server.KVCapacityTokens < 100000 {
 		t.Errorf("server info: %+v", fileInfo.Server)
 	}
-	if _, err := os.Stat(PartsDir(o.Output)); !os.IsNotExist(err) {
+	if _, err := os.Stat(trace.PartsDir(o.Output)); !os.IsNotExist(err) {
 		t.Errorf("parts directory left behind: %v", err)
 	}
-	if _, err := os.Stat(MetricsPath(o.Output)); err != nil {
+	if _, err := os.Stat(trace.MetricsPath(o.Output)); err != nil {
 		t.Errorf("metrics sidecar: %v", err)
 	}
 	log := eng.Log()
@@ -363,7 +361,7 @@ func TestRecordFaults(t *testing.T) {
 				if strings.Contains(*r.Error, "sk-secret") {
 					t.Errorf("row %d: error leaks the key: %q", r.RequestID, *r.Error)
 				}
-				if len(*r.Error) > maxErrorBytes {
+				if len(*r.Error) > client.MaxErrorBytes {
 					t.Errorf("row %d: error of %d bytes", r.RequestID, len(*r.Error))
 				}
 			}
@@ -417,7 +415,7 @@ func TestRecordPreflightErrors(t *testing.T) {
 			if tt.notWant != "" && strings.Contains(err.Error(), tt.notWant) {
 				t.Errorf("error leaks %q: %v", tt.notWant, err)
 			}
-			if _, serr := os.Stat(PartsDir(o.Output)); serr == nil {
+			if _, serr := os.Stat(trace.PartsDir(o.Output)); serr == nil {
 				t.Errorf("parts directory left behind after a pre-flight error")
 			}
 		})
@@ -495,11 +493,14 @@ func TestRecordResume(t *testing.T) {
 	}
 	// What a kill in the middle of level 2 leaves: a sealed part of the level
 	// (its run info does not list it as done) and a half-written file.
-	ps := &partStore{dir: PartsDir(o.Output), seq: 100}
-	if err := ps.sealRows(2, []Row{{RunID: first.RunID, Level: 2, RequestID: 999}}, first); err != nil {
+	ps, _, err := trace.ResumeParts(trace.PartsDir(o.Output))
+	if err != nil {
 		t.Fatal(err)
 	}
-	os.WriteFile(filepath.Join(PartsDir(o.Output), "000101-rows-L0002.parquet.inprogress"), []byte("junk"), 0o644)
+	if err := ps.SealRows(2, []trace.Row{{RunID: first.RunID, Level: 2, RequestID: 999}}, first); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(trace.PartsDir(o.Output), "000101-rows-L0002.parquet.inprogress"), []byte("junk"), 0o644)
 
 	// A different plan is refused.
 	bad := o
@@ -524,7 +525,7 @@ func TestRecordResume(t *testing.T) {
 		}
 		ids[r.RequestID] = true
 	}
-	if _, err := os.Stat(PartsDir(o.Output)); !os.IsNotExist(err) {
+	if _, err := os.Stat(trace.PartsDir(o.Output)); !os.IsNotExist(err) {
 		t.Errorf("parts left: %v", err)
 	}
 }

@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/ceiling-llm/ceiling/analyze"
+	"github.com/ceiling-llm/ceiling/internal/atomicfile"
 	"github.com/spf13/pflag"
 )
 
@@ -70,14 +70,11 @@ func runAnalyze(ctx context.Context, e env, args []string) int {
 	return exitOK
 }
 
-// writeAnalysisOutput writes data to path, or to stdout for "-" or "".
+// writeAnalysisOutput writes data to path atomically, or to stdout for "-" or "".
 func writeAnalysisOutput(e env, path string, data []byte) error {
 	if path == "" || path == "-" {
 		_, err := e.stdout.Write(data)
 		return err
 	}
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return nil
+	return atomicfile.WriteBytes(path, data)
 }

@@ -9,19 +9,19 @@ import (
 	"time"
 
 	"github.com/ceiling-llm/ceiling/analyze"
-	"github.com/ceiling-llm/ceiling/record"
+	"github.com/ceiling-llm/ceiling/record/trace"
 )
 
 // writeAnalyzeFixture writes a small closed-loop trace: 2 workers, 6 requests.
 func writeAnalyzeFixture(t *testing.T) string {
 	t.Helper()
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano()
-	var rows []record.Row
+	var rows []trace.Row
 	for i := range 6 {
 		sent := base + int64(i/2)*200e6 + int64(i%2)*10e6
 		first := sent + 50e6
 		out := int32(4)
-		rows = append(rows, record.Row{
+		rows = append(rows, trace.Row{
 			RunID: "cli", Level: 0, Concurrency: 2, RequestID: int64(i), Worker: int32(i % 2),
 			ScheduledNs: sent, SentNs: sent, FirstTokenNs: &first, FirstContentNs: &first,
 			EndNs: first + 30e6, ChunkGapsUs: []int32{10000, 10000, 10000}, OutputTokens: &out,
@@ -29,8 +29,8 @@ func writeAnalyzeFixture(t *testing.T) string {
 		})
 	}
 	path := filepath.Join(t.TempDir(), "run.parquet")
-	info := record.RunInfo{RunID: "cli", Target: record.Target{Model: "m"}, Server: record.ServerInfo{Kind: "vllm"}}
-	if err := record.WriteFile(path, info, rows); err != nil {
+	info := trace.RunInfo{RunID: "cli", Target: trace.Target{Model: "m"}, Server: trace.ServerInfo{Kind: "vllm"}}
+	if err := trace.WriteFile(path, info, rows); err != nil {
 		t.Fatal(err)
 	}
 	return path

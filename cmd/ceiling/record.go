@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ceiling-llm/ceiling/record"
+	"github.com/ceiling-llm/ceiling/record/trace"
 	"github.com/spf13/pflag"
 )
 
@@ -90,7 +91,7 @@ func runRecord(ctx context.Context, e env, args []string) int {
 		Stdout:             e.stdout,
 		Resume:             *resume,
 		Seed:               *seed,
-		Declared:           record.Declared{GPU: cf.gpu, GPUs: gpus, TP: tp, ModelConfig: cf.modelConfig, Notes: *notes},
+		Declared:           trace.Declared{GPU: cf.gpu, GPUs: gpus, TP: tp, ModelConfig: cf.modelConfig, Notes: *notes},
 		Version:            version,
 		Progress:           e.stderr,
 		Live:               e.isTerminal,

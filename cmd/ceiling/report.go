@@ -4,11 +4,10 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/ceiling-llm/ceiling/analyze"
+	"github.com/ceiling-llm/ceiling/internal/atomicfile"
 	"github.com/ceiling-llm/ceiling/report"
 	"github.com/spf13/pflag"
 )
@@ -70,38 +69,10 @@ func runReport(ctx context.Context, e env, args []string) int {
 		}
 		return exitOK
 	}
-	if err := writeFileAtomic(*out, buf.Bytes()); err != nil {
+	if err := atomicfile.WriteBytes(*out, buf.Bytes()); err != nil {
 		fmt.Fprintf(e.stderr, "ceiling report: %v\n", err)
 		return exitFailed
 	}
 	fmt.Fprintf(e.stderr, "ceiling report: wrote %s (%d KB)\n", *out, (buf.Len()+1023)/1024)
 	return exitOK
-}
-
-// writeFileAtomic writes data to a temporary file beside path and renames it, so an
-// interrupted write never leaves a truncated report where a good one was.
-func writeFileAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	tmp := f.Name()
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := os.Chmod(tmp, 0o644); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return nil
 }

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/ceiling-llm/ceiling/analyze"
-	"github.com/ceiling-llm/ceiling/record"
+	"github.com/ceiling-llm/ceiling/record/trace"
 )
 
 // writeSyntheticTrace writes a small closed-loop sweep (concurrency 1, 2, 4; 8
@@ -19,10 +19,10 @@ import (
 func writeSyntheticTrace(t *testing.T, path, model string) {
 	t.Helper()
 	start := time.Date(2025, 1, 2, 10, 0, 0, 0, time.UTC)
-	info := record.RunInfo{Tool: "ceiling", Version: "test", RunID: "synthetic", Started: start,
-		Target: record.Target{BaseURL: "http://127.0.0.1:8000", Endpoint: "chat", Model: model},
-		Plan:   record.Plan{Mode: "closed", Concurrency: []int{1, 2, 4}, RequestsPerLevel: 8, PromptTokens: 64, OutputTokens: 16}}
-	var rows []record.Row
+	info := trace.RunInfo{Tool: "ceiling", Version: "test", RunID: "synthetic", Started: start,
+		Target: trace.Target{BaseURL: "http://127.0.0.1:8000", Endpoint: "chat", Model: model},
+		Plan:   trace.Plan{Mode: "closed", Concurrency: []int{1, 2, 4}, RequestsPerLevel: 8, PromptTokens: 64, OutputTokens: 16}}
+	var rows []trace.Row
 	t0 := start.UnixNano()
 	id := int64(0)
 	for lvl, c := range []int{1, 2, 4} {
@@ -39,7 +39,7 @@ func writeSyntheticTrace(t *testing.T, path, model string) {
 				end := first + 15*20e6*slowdown
 				p, o := int32(64), int32(16)
 				fin := "length"
-				rows = append(rows, record.Row{RunID: "synthetic", Level: int32(lvl), Concurrency: int32(c), RequestID: id, Worker: int32(w),
+				rows = append(rows, trace.Row{RunID: "synthetic", Level: int32(lvl), Concurrency: int32(c), RequestID: id, Worker: int32(w),
 					ScheduledNs: sent, SentNs: sent, FirstTokenNs: &first, FirstContentNs: &first, EndNs: end, ChunkGapsUs: gaps,
 					PromptTokens: &p, OutputTokens: &o, TokensSource: "usage", TargetPromptTokens: 64, MaxTokens: 16, Status: 200, FinishReason: &fin})
 				id++
@@ -48,7 +48,7 @@ func writeSyntheticTrace(t *testing.T, path, model string) {
 		}
 		t0 += 10e9
 	}
-	if err := record.WriteFile(path, info, rows); err != nil {
+	if err := trace.WriteFile(path, info, rows); err != nil {
 		t.Fatal(err)
 	}
 }

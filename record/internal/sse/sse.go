@@ -1,4 +1,8 @@
-package record
+// Package sse reads the Server-Sent Events of an OpenAI-compatible completion stream
+// and classifies each event: content, reasoning, finish, usage, error or [DONE]. A
+// hand-written decoder handles the common chunk shapes without allocating;
+// encoding/json handles the rest.
+package sse
 
 import (
 	"bufio"
@@ -17,12 +21,12 @@ const maxEventBytes = 16 << 20
 // errEventTooLarge is returned when one event exceeds maxEventBytes.
 var errEventTooLarge = errors.New("SSE event larger than 16 MiB")
 
-// sseReader reads Server-Sent Events (the `text/event-stream` framing) from a
+// Reader reads Server-Sent Events (the `text/event-stream` framing) from a
 // response body. It understands LF and CRLF line ends (and a lone CR inside a line),
 // `:` comment lines, multi-line `data:` fields and the `event:` field, which is all
 // that OpenAI-compatible servers use. It allocates only when an event outgrows its
 // buffers, so that thousands of concurrent streams stay cheap.
-type sseReader struct {
+type Reader struct {
 	br      *bufio.Reader
 	data    []byte // data of the event being assembled, lines joined by '\n'
 	hasData bool   // a data field was seen (the data may still be empty)
@@ -34,25 +38,16 @@ type sseReader struct {
 	pending bool // the stream ended; the next call returns io.EOF
 }
 
-func newSSEReader(r io.Reader) *sseReader {
-	return &sseReader{br: bufio.NewReaderSize(r, 4096)}
-}
-
-// reset prepares the reader for a new stream, keeping its buffers.
-func (s *sseReader) reset(r io.Reader) {
-	s.br.Reset(r)
-	s.data = s.data[:0]
-	s.event = s.event[:0]
-	s.hasData = false
-	s.hasRest = false
-	s.pending = false
+// NewReader reads the events of the stream r.
+func NewReader(r io.Reader) *Reader {
+	return &Reader{br: bufio.NewReaderSize(r, 4096)}
 }
 
 // next returns the next event's name (empty for the default "message") and data. The
 // slices are valid until the following call. At the end of the stream it returns
 // io.EOF; an event whose final blank line is missing at EOF is still returned first,
 // because real servers end streams without it. Other read errors are returned as is.
-func (s *sseReader) next() (event, data []byte, err error) {
+func (s *Reader) Next() (event, data []byte, err error) {
 	for {
 		if s.pending {
 			return nil, nil, io.EOF
@@ -106,7 +101,7 @@ func (s *sseReader) next() (event, data []byte, err error) {
 }
 
 // dispatch returns the assembled event and starts a new one.
-func (s *sseReader) dispatch() (event, data []byte, err error) {
+func (s *Reader) dispatch() (event, data []byte, err error) {
 	data = s.data
 	if n := len(data); n > 0 && data[n-1] == '\n' {
 		data = data[:n-1]
@@ -121,7 +116,7 @@ func (s *sseReader) dispatch() (event, data []byte, err error) {
 }
 
 // field processes one line; it reports whether the line was blank (end of event).
-func (s *sseReader) field(line []byte) bool {
+func (s *Reader) field(line []byte) bool {
 	if len(line) == 0 {
 		return true
 	}
@@ -148,7 +143,7 @@ func (s *sseReader) field(line []byte) bool {
 
 // readLine returns the next line without its LF (and a CR right before it). The
 // returned slice is only valid until the next call.
-func (s *sseReader) readLine() ([]byte, error) {
+func (s *Reader) readLine() ([]byte, error) {
 	line, err := s.br.ReadSlice('\n')
 	if err == bufio.ErrBufferFull {
 		s.long = append(s.long[:0], line...)
@@ -174,8 +169,8 @@ func (s *sseReader) readLine() ([]byte, error) {
 	return line[:n], err
 }
 
-// chunk is what one SSE event of a completion stream says, as the recorder needs it.
-type chunk struct {
+// Chunk is what one SSE event of a completion stream says, as the recorder needs it.
+type Chunk struct {
 	Done      bool // the `[DONE]` sentinel
 	Content   bool // carries answer text (chat content, completions text, tool calls)
 	Reasoning bool // carries reasoning text (reasoning_content / reasoning / thinking)
@@ -183,14 +178,14 @@ type chunk struct {
 	Finish string
 	// Usage is set when the chunk carries a usage object (its own chunk, the finish
 	// chunk, or every chunk with vLLM's continuous usage stats; the last one wins).
-	Usage *usage
+	Usage *Usage
 	// Err is set when the chunk reports an error: an `event: error` event or a
 	// top-level `error` object. The request then failed.
 	Err string
 }
 
-// usage is a server's token accounting for one request. Nil fields were absent.
-type usage struct {
+// Usage is a server's token accounting for one request. Nil fields were absent.
+type Usage struct {
 	PromptTokens     *int32
 	CompletionTokens *int32
 	ReasoningTokens  *int32
@@ -245,18 +240,18 @@ type wireError struct {
 
 var doneSentinel = []byte("[DONE]")
 
-// decodeChunk classifies one SSE event of a completion stream. event is the SSE
+// Decode classifies one SSE event of a completion stream. event is the SSE
 // event name (empty for ordinary data events). A data payload that is not valid JSON
 // is an error: the caller records the request as failed with it.
-func decodeChunk(event, data []byte) (chunk, error) {
-	var c chunk
+func Decode(event, data []byte) (Chunk, error) {
+	var c Chunk
 	trimmed := bytes.TrimSpace(data)
 	if bytes.Equal(trimmed, doneSentinel) {
 		c.Done = true
 		return c, nil
 	}
 	if string(event) == "error" {
-		c.Err = errorText(trimmed)
+		c.Err = ErrorText(trimmed)
 		return c, nil
 	}
 	if len(trimmed) == 0 {
@@ -269,11 +264,11 @@ func decodeChunk(event, data []byte) (chunk, error) {
 }
 
 // slowChunk decodes a chunk with encoding/json: every case the fast path declines.
-func slowChunk(trimmed []byte) (chunk, error) {
-	var c chunk
+func slowChunk(trimmed []byte) (Chunk, error) {
+	var c Chunk
 	var w wireChunk
 	if err := json.Unmarshal(trimmed, &w); err != nil {
-		return c, fmt.Errorf("malformed chunk: %v (data %q)", err, truncate(string(trimmed), 80))
+		return c, fmt.Errorf("malformed chunk: %v (data %q)", err, Truncate(string(trimmed), 80))
 	}
 	for i := range w.Choices {
 		ch := &w.Choices[i]
@@ -287,7 +282,7 @@ func slowChunk(trimmed []byte) (chunk, error) {
 			content, reasoning := classifyContent(d.Content)
 			c.Content = c.Content || content
 			c.Reasoning = c.Reasoning || reasoning
-			if len(d.ToolCalls) > 0 && !isJSONNull(d.ToolCalls) && string(d.ToolCalls) != "[]" {
+			if len(d.ToolCalls) > 0 && !IsJSONNull(d.ToolCalls) && string(d.ToolCalls) != "[]" {
 				// A tool call is generated output like answer text.
 				c.Content = true
 			}
@@ -297,7 +292,7 @@ func slowChunk(trimmed []byte) (chunk, error) {
 		}
 	}
 	if u := w.Usage; u != nil {
-		c.Usage = &usage{
+		c.Usage = &Usage{
 			PromptTokens:     toInt32(u.PromptTokens),
 			CompletionTokens: toInt32(u.CompletionTokens),
 		}
@@ -311,8 +306,8 @@ func slowChunk(trimmed []byte) (chunk, error) {
 			c.Usage.CachedTokens = toInt32(u.PromptCacheHitTokens)
 		}
 	}
-	if len(w.Error) > 0 && !isJSONNull(w.Error) {
-		c.Err = errorText(w.Error)
+	if len(w.Error) > 0 && !IsJSONNull(w.Error) {
+		c.Err = ErrorText(w.Error)
 	}
 	return c, nil
 }
@@ -320,7 +315,7 @@ func slowChunk(trimmed []byte) (chunk, error) {
 // classifyContent reports whether a chat delta's content (a string, null, or an
 // array of typed parts as Mistral sends) carries answer text and/or reasoning.
 func classifyContent(raw json.RawMessage) (content, reasoning bool) {
-	if len(raw) == 0 || isJSONNull(raw) {
+	if len(raw) == 0 || IsJSONNull(raw) {
 		return false, false
 	}
 	switch raw[0] {
@@ -335,7 +330,7 @@ func classifyContent(raw json.RawMessage) (content, reasoning bool) {
 		for _, p := range parts {
 			switch p.Type {
 			case "thinking", "reasoning":
-				if len(p.Thinking) > 0 && !isJSONNull(p.Thinking) && string(p.Thinking) != "[]" && string(p.Thinking) != `""` {
+				if len(p.Thinking) > 0 && !IsJSONNull(p.Thinking) && string(p.Thinking) != "[]" && string(p.Thinking) != `""` {
 					reasoning = true
 				} else if p.Text != "" {
 					reasoning = true
@@ -351,14 +346,14 @@ func classifyContent(raw json.RawMessage) (content, reasoning bool) {
 	return true, false
 }
 
-// errorText renders an error payload (an OpenAI error object, a string, or anything)
+// ErrorText renders an error payload (an OpenAI error object, a string, or anything)
 // as a short message.
-func errorText(raw []byte) string {
+func ErrorText(raw []byte) string {
 	raw = bytes.TrimSpace(raw)
 	var wrapped struct {
 		Error json.RawMessage `json:"error"`
 	}
-	if json.Unmarshal(raw, &wrapped) == nil && len(wrapped.Error) > 0 && !isJSONNull(wrapped.Error) {
+	if json.Unmarshal(raw, &wrapped) == nil && len(wrapped.Error) > 0 && !IsJSONNull(wrapped.Error) {
 		raw = wrapped.Error
 	}
 	var e wireError
@@ -379,7 +374,7 @@ func errorText(raw []byte) string {
 	return "server error: " + string(raw)
 }
 
-func isJSONNull(raw []byte) bool { return string(bytes.TrimSpace(raw)) == "null" }
+func IsJSONNull(raw []byte) bool { return string(bytes.TrimSpace(raw)) == "null" }
 
 func toInt32(f *float64) *int32 {
 	if f == nil {
@@ -389,8 +384,8 @@ func toInt32(f *float64) *int32 {
 	return &v
 }
 
-// truncate shortens s to at most n bytes without splitting a UTF-8 sequence.
-func truncate(s string, n int) string {
+// Truncate shortens s to at most n bytes without splitting a UTF-8 sequence.
+func Truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}

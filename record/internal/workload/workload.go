@@ -1,4 +1,7 @@
-package record
+// Package workload makes the prompts of a run: synthetic prompts calibrated to a
+// length in the server's own tokens, or a dataset's prompts, deterministically from
+// the seed, so that the same plan and seed send the same requests.
+package workload
 
 import (
 	"bufio"
@@ -12,6 +15,8 @@ import (
 	"math/rand/v2"
 	"os"
 	"strings"
+
+	"github.com/ceiling-llm/ceiling/record/internal/client"
 )
 
 // words are common English words that nearly every tokenizer (BPE or SentencePiece)
@@ -33,16 +38,16 @@ hand case play team week month side rest night house south north west east land`
 type Workload struct {
 	seed       uint64
 	maxTokens  int
-	target     int      // prompt tokens aimed at (synthetic mode)
-	unique     int      // words in the unique part of a synthetic prompt
-	prefix     string   // shared prefix text (--shared-prefix-tokens)
-	dataset    []Prompt // dataset mode
-	Calibrated string   // how the prompt length was calibrated, for the run info
+	target     int             // prompt tokens aimed at (synthetic mode)
+	unique     int             // words in the unique part of a synthetic prompt
+	prefix     string          // shared prefix text (--shared-prefix-tokens)
+	dataset    []client.Prompt // dataset mode
+	Calibrated string          // how the prompt length was calibrated, for the run info
 }
 
 // LoadDataset reads a JSONL file of {"prompt": "..."} or {"messages": [...]} lines,
 // each with an optional "max_tokens". A bad line is an error naming its number.
-func LoadDataset(path string) ([]Prompt, error) {
+func LoadDataset(path string) ([]client.Prompt, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("opening dataset: %w", err)
@@ -51,8 +56,8 @@ func LoadDataset(path string) ([]Prompt, error) {
 	return readDataset(f, path)
 }
 
-func readDataset(r io.Reader, name string) ([]Prompt, error) {
-	var out []Prompt
+func readDataset(r io.Reader, name string) ([]client.Prompt, error) {
+	var out []client.Prompt
 	br := bufio.NewReader(r)
 	for n := 1; ; n++ {
 		line, err := br.ReadBytes('\n')
@@ -65,7 +70,7 @@ func readDataset(r io.Reader, name string) ([]Prompt, error) {
 			if jerr := json.Unmarshal(line, &l); jerr != nil {
 				return nil, fmt.Errorf("%s line %d: not a JSON object: %v", name, n, jerr)
 			}
-			var p Prompt
+			var p client.Prompt
 			switch {
 			case l.Prompt != nil && len(l.Messages) > 0:
 				return nil, fmt.Errorf("%s line %d: has both \"prompt\" and \"messages\"; want one", name, n)
@@ -105,13 +110,13 @@ func readDataset(r io.Reader, name string) ([]Prompt, error) {
 	return out, nil
 }
 
-// NewDatasetWorkload serves dataset prompts in order, cycling.
-func NewDatasetWorkload(prompts []Prompt, maxTokens int) *Workload {
+// NewDataset serves dataset prompts in order, cycling.
+func NewDataset(prompts []client.Prompt, maxTokens int) *Workload {
 	return &Workload{dataset: prompts, maxTokens: maxTokens, Calibrated: "dataset"}
 }
 
 // Prompt returns request id's prompt and max_tokens.
-func (w *Workload) Prompt(id int64) (Prompt, int) {
+func (w *Workload) Prompt(id int64) (client.Prompt, int) {
 	if len(w.dataset) > 0 {
 		p := w.dataset[id%int64(len(w.dataset))]
 		mt := w.maxTokens
@@ -120,7 +125,7 @@ func (w *Workload) Prompt(id int64) (Prompt, int) {
 		}
 		return p, mt
 	}
-	return Prompt{Text: w.synthetic(id, w.unique), TargetTokens: w.target}, w.maxTokens
+	return client.Prompt{Text: w.synthetic(id, w.unique), TargetTokens: w.target}, w.maxTokens
 }
 
 // synthetic builds a prompt of n unique words after the shared prefix. The request
@@ -159,13 +164,13 @@ func sharedText(seed uint64, n int) string {
 	return b.String()
 }
 
-// measureFunc counts the tokens the server sees for a synthetic prompt text.
-type measureFunc func(ctx context.Context, text string) (int, error)
+// MeasureFunc counts the tokens the server sees for a synthetic prompt text.
+type MeasureFunc func(ctx context.Context, text string) (int, error)
 
-// NewSyntheticWorkload calibrates synthetic prompts so that the server counts
+// NewSynthetic calibrates synthetic prompts so that the server counts
 // promptTokens (within a few percent), sharedPrefix of them common to every request.
 // measure is how the server counts (nil: assume 1.3 tokens per word, uncalibrated).
-func NewSyntheticWorkload(ctx context.Context, seed uint64, promptTokens, sharedPrefix, maxTokens int, measure measureFunc, how string) (*Workload, error) {
+func NewSynthetic(ctx context.Context, seed uint64, promptTokens, sharedPrefix, maxTokens int, measure MeasureFunc, how string) (*Workload, error) {
 	if promptTokens <= 0 {
 		return nil, errors.New("--prompt-tokens must be positive")
 	}

@@ -1,189 +1,21 @@
-package record
+package client
 
 import (
 	"bytes"
 	"context"
-	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/ceiling-llm/ceiling/record/internal/sse"
 )
-
-// maxErrorBytes is the longest error text stored in a row (DESIGN.md).
-const maxErrorBytes = 512
-
-// errStalled is the cancellation cause when a request saw no data for the timeout.
-var errStalled = errors.New("stalled")
-
-// ClientOptions configures the streaming client.
-type ClientOptions struct {
-	// BaseURL is the server root (scheme://host:port[/prefix]), with or without
-	// credentials; a trailing /v1 is accepted.
-	BaseURL  string
-	Endpoint string // "chat" or "completions"
-	Model    string
-	// APIKey is sent as a Bearer token. It never appears in errors or rows.
-	APIKey string
-	// Timeout fails a request that receives nothing (no headers, no data) for this
-	// long: it catches stalled streams without cutting off long, healthy ones.
-	Timeout   time.Duration
-	IgnoreEOS bool
-	// MaxConns sizes the connection pool (the sweep's largest concurrency).
-	MaxConns int
-	Insecure bool // skip TLS certificate verification
-}
-
-// Client streams completions from one OpenAI-compatible server. It is safe for
-// concurrent use.
-type Client struct {
-	opts     ClientOptions
-	base     *url.URL // without credentials
-	endpoint string   // full URL of the completion endpoint
-	user     *url.Userinfo
-	http     *http.Client
-	secrets  []string // strings that must never reach an error text
-}
-
-// splitURL parses a server URL, returning it without credentials (and without a
-// trailing slash or /v1) and the credentials it carried.
-func splitURL(raw string) (*url.URL, *url.Userinfo, error) {
-	u, err := url.Parse(strings.TrimSpace(raw))
-	if err != nil {
-		return nil, nil, fmt.Errorf("invalid --url: %v", redactURLError(err))
-	}
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return nil, nil, fmt.Errorf("invalid --url %q: want http:// or https://", StripCredentials(raw))
-	}
-	if u.Host == "" {
-		return nil, nil, fmt.Errorf("invalid --url %q: no host", StripCredentials(raw))
-	}
-	user := u.User
-	u.User = nil
-	u.RawQuery, u.Fragment = "", ""
-	u.Path = strings.TrimRight(u.Path, "/")
-	u.Path = strings.TrimSuffix(u.Path, "/v1")
-	u.RawPath = ""
-	return u, user, nil
-}
-
-// redactURLError keeps url.Parse errors from echoing a URL with a password.
-func redactURLError(err error) string {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		return ue.Err.Error()
-	}
-	return err.Error()
-}
-
-// StripCredentials returns raw without any user:password@ part, for storing and
-// printing. Unparseable input is reduced to its scheme and host as well as possible.
-func StripCredentials(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		if i := strings.LastIndex(raw, "@"); i >= 0 {
-			if j := strings.Index(raw, "://"); j >= 0 && j < i {
-				return raw[:j+3] + raw[i+1:]
-			}
-			return raw[i+1:]
-		}
-		return raw
-	}
-	u.User = nil
-	return u.String()
-}
-
-// NewClient prepares a client; it does not contact the server.
-func NewClient(opts ClientOptions) (*Client, error) {
-	base, user, err := splitURL(opts.BaseURL)
-	if err != nil {
-		return nil, err
-	}
-	if opts.Endpoint == "" {
-		opts.Endpoint = "chat"
-	}
-	path := "/v1/chat/completions"
-	switch opts.Endpoint {
-	case "chat":
-	case "completions":
-		path = "/v1/completions"
-	default:
-		return nil, fmt.Errorf("invalid endpoint %q: want chat or completions", opts.Endpoint)
-	}
-	if opts.Timeout <= 0 {
-		opts.Timeout = 5 * time.Minute
-	}
-	conns := max(opts.MaxConns, 16)
-	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
-	tr := &http.Transport{
-		Proxy:               http.ProxyFromEnvironment,
-		DialContext:         dialer.DialContext,
-		MaxIdleConns:        conns + 16,
-		MaxIdleConnsPerHost: conns + 16,
-		IdleConnTimeout:     90 * time.Second,
-		TLSHandshakeTimeout: 10 * time.Second,
-		// Streams are read as they arrive; a compressed stream would be buffered.
-		DisableCompression: true,
-		// HTTP/1.1 only: one stream per connection, like the serving engines'
-		// benchmarks, and no head-of-line coupling between requests.
-		ForceAttemptHTTP2: false,
-		TLSNextProto:      map[string]func(string, *tls.Conn) http.RoundTripper{},
-		ReadBufferSize:    8 << 10,
-		WriteBufferSize:   8 << 10,
-	}
-	if opts.Insecure {
-		tr.TLSClientConfig = &tls.Config{InsecureSkipVerify: true} //nolint:gosec // the user asked for it
-	}
-	c := &Client{
-		opts:     opts,
-		base:     base,
-		endpoint: base.String() + path,
-		user:     user,
-		http:     &http.Client{Transport: tr},
-	}
-	if opts.APIKey != "" {
-		c.secrets = append(c.secrets, opts.APIKey)
-	}
-	if user != nil {
-		if p, ok := user.Password(); ok && p != "" {
-			c.secrets = append(c.secrets, p)
-		}
-	}
-	return c, nil
-}
-
-// BaseURL is the server root without credentials.
-func (c *Client) BaseURL() string { return c.base.String() }
-
-// Close releases idle connections.
-func (c *Client) Close() { c.http.CloseIdleConnections() }
-
-// sanitize makes an error text safe to store: no secrets, at most maxErrorBytes.
-func (c *Client) sanitize(s string) string {
-	for _, sec := range c.secrets {
-		if sec != "" {
-			s = strings.ReplaceAll(s, sec, "[redacted]")
-		}
-	}
-	return truncate(s, maxErrorBytes)
-}
-
-// authorize adds the credentials to a request.
-func (c *Client) authorize(req *http.Request) {
-	if c.opts.APIKey != "" {
-		req.Header.Set("Authorization", "Bearer "+c.opts.APIKey)
-	} else if c.user != nil {
-		p, _ := c.user.Password()
-		req.SetBasicAuth(c.user.Username(), p)
-	}
-}
 
 // Prompt is one request's input: a completions prompt or chat messages.
 type Prompt struct {
@@ -255,7 +87,7 @@ type Result struct {
 	GapsUs         []int32
 	ContentChunks  int
 	ReasoningChunk int
-	Usage          *usage
+	Usage          *sse.Usage
 	Status         int
 	Finish         string
 	Err            string
@@ -294,10 +126,10 @@ func (c *Client) Do(ctx context.Context, p Prompt, maxTokens int) Result {
 	defer watchdog.Stop()
 
 	var sent atomic.Int64
-	trace := &httptrace.ClientTrace{
+	ct := &httptrace.ClientTrace{
 		WroteRequest: func(httptrace.WroteRequestInfo) { sent.Store(time.Now().UnixNano()) },
 	}
-	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(rctx, trace), http.MethodPost, c.endpoint, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(rctx, ct), http.MethodPost, c.endpoint, bytes.NewReader(body))
 	if err != nil {
 		res.SentNs, res.EndNs = start.UnixNano(), start.UnixNano()
 		res.Err = c.sanitize("building request: " + err.Error())
@@ -336,10 +168,10 @@ func (c *Client) Do(ctx context.Context, p Prompt, maxTokens int) Result {
 		return res
 	}
 
-	sr := newSSEReader(&stampReader{r: resp.Body, last: &lastRead})
+	sr := sse.NewReader(&stampReader{r: resp.Body, last: &lastRead})
 	var last, stamped int64 // the last token chunk's time; the same as FirstTokenNs+GapsUs tell it
 	for {
-		ev, data, err := sr.next()
+		ev, data, err := sr.Next()
 		if err != nil {
 			now := time.Now().UnixNano()
 			if err == io.EOF {
@@ -355,7 +187,7 @@ func (c *Client) Do(ctx context.Context, p Prompt, maxTokens int) Result {
 			res.Err = c.sanitize(c.failure(ctx, rctx, err, timeout))
 			return res
 		}
-		ch, derr := decodeChunk(ev, data)
+		ch, derr := sse.Decode(ev, data)
 		now := time.Now().UnixNano()
 		if derr != nil {
 			res.EndNs = now
@@ -449,8 +281,8 @@ func httpErrorText(status int, body []byte) string {
 	}
 	if json.Unmarshal(body, &e) == nil {
 		switch {
-		case len(e.Error) > 0 && !isJSONNull(e.Error):
-			msg = strings.TrimPrefix(errorText(body), "server error: ")
+		case len(e.Error) > 0 && !sse.IsJSONNull(e.Error):
+			msg = strings.TrimPrefix(sse.ErrorText(body), "server error: ")
 		case e.Message != "":
 			msg = e.Message
 		case len(e.Detail) > 0:
@@ -490,45 +322,3 @@ func (s *stampReader) Read(p []byte) (int, error) {
 	}
 	return n, err
 }
-
-// Row turns a result into a trace row; the sweep fills the run and level fields.
-func (r *Result) fill(row *Row) {
-	row.SentNs = r.SentNs
-	if r.FirstTokenNs != 0 {
-		row.FirstTokenNs = ptr(r.FirstTokenNs)
-	}
-	if r.FirstContentNs != 0 {
-		row.FirstContentNs = ptr(r.FirstContentNs)
-	}
-	row.EndNs = r.EndNs
-	row.ChunkGapsUs = r.GapsUs
-	if row.ChunkGapsUs == nil {
-		row.ChunkGapsUs = []int32{}
-	}
-	row.Status = int32(r.Status)
-	if r.Finish != "" {
-		row.FinishReason = ptr(r.Finish)
-	}
-	if r.Err != "" {
-		row.Error = ptr(r.Err)
-	}
-	row.TokensSource = "chunks"
-	chunks := int32(r.ContentChunks + r.ReasoningChunk)
-	if u := r.Usage; u != nil {
-		row.PromptTokens = u.PromptTokens
-		row.CachedTokens = u.CachedTokens
-		row.ReasoningTokens = u.ReasoningTokens
-		if u.CompletionTokens != nil {
-			row.OutputTokens = u.CompletionTokens
-			row.TokensSource = "usage"
-		}
-	}
-	if row.TokensSource == "chunks" && (chunks > 0 || r.Err == "") {
-		row.OutputTokens = ptr(chunks)
-	}
-	if row.ReasoningTokens == nil && r.ReasoningChunk > 0 {
-		row.ReasoningTokens = ptr(int32(r.ReasoningChunk))
-	}
-}
-
-func ptr[T any](v T) *T { return &v }

@@ -1,4 +1,4 @@
-package record
+package sse
 
 import (
 	"bytes"
@@ -11,7 +11,7 @@ import (
 )
 
 // fixturesDir holds real servers' captured streams, shared beside the repository.
-const fixturesDir = "../../shared/sse-fixtures"
+const fixturesDir = "../../../../shared/sse-fixtures"
 
 // fixtureDir returns the fixtures folder or skips (fails under CI=true) without it.
 func fixtureDir(t testing.TB) string {
@@ -38,9 +38,9 @@ type streamSummary struct {
 
 func summarize(t testing.TB, r io.Reader) (streamSummary, error) {
 	s := streamSummary{usage: [4]int32{-1, -1, -1, -1}}
-	p := newSSEReader(r)
+	p := NewReader(r)
 	for {
-		ev, data, err := p.next()
+		ev, data, err := p.Next()
 		if err == io.EOF {
 			return s, nil
 		}
@@ -48,7 +48,7 @@ func summarize(t testing.TB, r io.Reader) (streamSummary, error) {
 			return s, err
 		}
 		s.events++
-		c, err := decodeChunk(ev, data)
+		c, err := Decode(ev, data)
 		if err != nil {
 			return s, err
 		}
@@ -180,10 +180,10 @@ func TestSSEFraming(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			for _, r := range []io.Reader{strings.NewReader(tt.in), &oneByteReader{[]byte(tt.in)}} {
-				p := newSSEReader(r)
+				p := NewReader(r)
 				var got []ev
 				for {
-					name, data, err := p.next()
+					name, data, err := p.Next()
 					if err == io.EOF {
 						break
 					}
@@ -207,11 +207,11 @@ func TestSSEFraming(t *testing.T) {
 
 func TestSSEReadError(t *testing.T) {
 	boom := errors.New("connection reset")
-	p := newSSEReader(io.MultiReader(strings.NewReader("data: a\n\ndata: b"), errReader{boom}))
-	if _, d, err := p.next(); err != nil || string(d) != "a" {
+	p := NewReader(io.MultiReader(strings.NewReader("data: a\n\ndata: b"), errReader{boom}))
+	if _, d, err := p.Next(); err != nil || string(d) != "a" {
 		t.Fatalf("first event: %q %v", d, err)
 	}
-	if _, _, err := p.next(); !errors.Is(err, boom) {
+	if _, _, err := p.Next(); !errors.Is(err, boom) {
 		t.Fatalf("got %v, want the read error", err)
 	}
 }
@@ -225,28 +225,28 @@ func TestDecodeChunk(t *testing.T) {
 		name    string
 		event   string
 		data    string
-		want    chunk
+		want    Chunk
 		wantErr bool
 	}{
-		{"done", "", "[DONE]", chunk{Done: true}, false},
-		{"content", "", `{"choices":[{"delta":{"content":"hi"}}]}`, chunk{Content: true}, false},
-		{"empty content", "", `{"choices":[{"delta":{"content":""}}]}`, chunk{}, false},
-		{"null content", "", `{"choices":[{"delta":{"content":null,"role":"assistant"}}]}`, chunk{}, false},
-		{"reasoning_content", "", `{"choices":[{"delta":{"reasoning_content":"hm"}}]}`, chunk{Reasoning: true}, false},
-		{"reasoning", "", `{"choices":[{"delta":{"reasoning":"hm","content":""}}]}`, chunk{Reasoning: true}, false},
-		{"completions text", "", `{"choices":[{"text":"x","finish_reason":null}]}`, chunk{Content: true}, false},
-		{"finish", "", `{"choices":[{"delta":{},"finish_reason":"length"}]}`, chunk{Finish: "length"}, false},
-		{"error event", "error", `{"error":{"message":"boom","code":"c1"}}`, chunk{Err: "server error: c1: boom"}, false},
-		{"error object", "", `{"error":{"message":"boom","type":"t"}}`, chunk{Err: "server error: t: boom"}, false},
-		{"error string", "", `{"error":"plain"}`, chunk{Err: "server error: plain"}, false},
-		{"null error", "", `{"error":null,"choices":[]}`, chunk{}, false},
-		{"malformed", "", `{"choices":[{"delta":`, chunk{}, true},
-		{"not an object", "", `[1,2]`, chunk{}, true},
-		{"empty", "", ``, chunk{}, false},
+		{"done", "", "[DONE]", Chunk{Done: true}, false},
+		{"content", "", `{"choices":[{"delta":{"content":"hi"}}]}`, Chunk{Content: true}, false},
+		{"empty content", "", `{"choices":[{"delta":{"content":""}}]}`, Chunk{}, false},
+		{"null content", "", `{"choices":[{"delta":{"content":null,"role":"assistant"}}]}`, Chunk{}, false},
+		{"reasoning_content", "", `{"choices":[{"delta":{"reasoning_content":"hm"}}]}`, Chunk{Reasoning: true}, false},
+		{"reasoning", "", `{"choices":[{"delta":{"reasoning":"hm","content":""}}]}`, Chunk{Reasoning: true}, false},
+		{"completions text", "", `{"choices":[{"text":"x","finish_reason":null}]}`, Chunk{Content: true}, false},
+		{"finish", "", `{"choices":[{"delta":{},"finish_reason":"length"}]}`, Chunk{Finish: "length"}, false},
+		{"error event", "error", `{"error":{"message":"boom","code":"c1"}}`, Chunk{Err: "server error: c1: boom"}, false},
+		{"error object", "", `{"error":{"message":"boom","type":"t"}}`, Chunk{Err: "server error: t: boom"}, false},
+		{"error string", "", `{"error":"plain"}`, Chunk{Err: "server error: plain"}, false},
+		{"null error", "", `{"error":null,"choices":[]}`, Chunk{}, false},
+		{"malformed", "", `{"choices":[{"delta":`, Chunk{}, true},
+		{"not an object", "", `[1,2]`, Chunk{}, true},
+		{"empty", "", ``, Chunk{}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := decodeChunk([]byte(tt.event), []byte(tt.data))
+			got, err := Decode([]byte(tt.event), []byte(tt.data))
 			if (err != nil) != tt.wantErr {
 				t.Fatalf("err = %v, wantErr %v", err, tt.wantErr)
 			}
@@ -259,7 +259,7 @@ func TestDecodeChunk(t *testing.T) {
 }
 
 func TestDecodeUsage(t *testing.T) {
-	c, err := decodeChunk(nil, []byte(`{"choices":[],"usage":{"prompt_tokens":10,"completion_tokens":20,`+
+	c, err := Decode(nil, []byte(`{"choices":[],"usage":{"prompt_tokens":10,"completion_tokens":20,`+
 		`"completion_tokens_details":{"reasoning_tokens":5},"prompt_tokens_details":{"cached_tokens":3}}}`))
 	if err != nil {
 		t.Fatal(err)
@@ -284,10 +284,10 @@ func FuzzParseSSE(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
-		p := newSSEReader(bytes.NewReader(in))
+		p := NewReader(bytes.NewReader(in))
 		total := 0
 		for i := 0; ; i++ {
-			ev, data, err := p.next()
+			ev, data, err := p.Next()
 			if err != nil {
 				if err != io.EOF {
 					t.Fatalf("unexpected error on in-memory input: %v", err)
@@ -298,7 +298,7 @@ func FuzzParseSSE(f *testing.F) {
 			if i > len(in)+1 || total > len(in) {
 				t.Fatalf("parser produced more than its input (%d events, %d bytes)", i, total)
 			}
-			_, _ = decodeChunk(ev, data)
+			_, _ = Decode(ev, data)
 			checkFastMatchesSlow(t, data)
 		}
 		checkFastMatchesSlow(t, in)
@@ -329,9 +329,9 @@ func TestFastChunkAgreesOnFixtures(t *testing.T) {
 	fast := 0
 	for _, f := range files {
 		raw, _ := os.ReadFile(f)
-		p := newSSEReader(bytes.NewReader(raw))
+		p := NewReader(bytes.NewReader(raw))
 		for {
-			_, data, err := p.next()
+			_, data, err := p.Next()
 			if err != nil {
 				break
 			}

@@ -1,13 +1,6 @@
-package record
+package trace
 
-import (
-	"encoding/json"
-	"fmt"
-	"os"
-	"time"
-
-	"github.com/parquet-go/parquet-go"
-)
+import "time"
 
 // SchemaVersion is the trace format version written to the file metadata key
 // MetaSchemaVersion. Readers refuse versions newer than the one they know.
@@ -17,6 +10,8 @@ const SchemaVersion = "1"
 const (
 	MetaSchemaVersion = "ceiling.schema_version"
 	MetaRun           = "ceiling.run"
+	// MetaPart marks a part file (see Parts): which kind of part, which level.
+	MetaPart = "ceiling.part"
 )
 
 // Row is one request attempt: one row of the trace (schema version 1, see DESIGN.md).
@@ -57,8 +52,7 @@ type MetricSample struct {
 }
 
 // RunInfo is the JSON stored under MetaRun: everything about a run that is not a row.
-// It is a public format (analyze reads it without importing this package), so fields
-// are only ever added.
+// It is a public format (other tools write it too), so fields are only ever added.
 type RunInfo struct {
 	Tool     string      `json:"tool"`
 	Version  string      `json:"version"`
@@ -158,24 +152,4 @@ type LevelInfo struct {
 	// (output tokens / first send to last end), as the progress line shows it and
 	// --concurrency auto compares it.
 	OutputTokS float64 `json:"output_tok_s,omitempty"`
-}
-
-// WriteFile writes rows and info as one complete trace file at path, atomically. It is
-// the simplest writer, for small files, importers and tests; the recorder seals parts.
-func WriteFile(path string, info RunInfo, rows []Row) error {
-	meta, err := json.Marshal(info)
-	if err != nil {
-		return fmt.Errorf("encoding run info: %w", err)
-	}
-	return writeSealed(path, func(f *os.File) error {
-		w := parquet.NewGenericWriter[Row](f,
-			parquet.KeyValueMetadata(MetaSchemaVersion, SchemaVersion),
-			parquet.KeyValueMetadata(MetaRun, string(meta)),
-			parquet.Compression(&parquet.Zstd),
-		)
-		if _, err := w.Write(rows); err != nil {
-			return err
-		}
-		return w.Close()
-	})
 }

@@ -1,13 +1,15 @@
-package record
+package client
 
 import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -29,7 +31,7 @@ func benchPrompt(i int) string {
 // process: the engine shares it), and the timestamp error, the recorded chunk time
 // minus the engine's send time (p50/p99 over every chunk of the last wave).
 //
-//	go test ./record -run '^$' -bench 'ClientStreams|BareReader' -benchtime 3x
+//	go test ./record/internal/client -run '^$' -bench 'ClientStreams|BareReader' -benchtime 3x
 func BenchmarkClientStreams(b *testing.B) {
 	for _, streams := range []int{64, 1024, 4096} {
 		b.Run(fmt.Sprintf("streams=%d", streams), func(b *testing.B) {
@@ -105,7 +107,7 @@ func sentSince(log []enginetest.RequestLog, since time.Time) map[int][]int64 {
 // against the engine at url, and reports chunks/s, chunks/cpu-s (this process only)
 // and, unless bare, the timestamp error of the last wave against sent.
 func runWaves(b *testing.B, url string, streams, tokens int, gap time.Duration, bare bool, sent sentLog) {
-	c, err := NewClient(ClientOptions{BaseURL: url, Endpoint: "completions", Model: "bench",
+	c, err := New(Options{BaseURL: url, Endpoint: "completions", Model: "bench",
 		Timeout: time.Minute, MaxConns: streams})
 	if err != nil {
 		b.Fatal(err)
@@ -262,24 +264,22 @@ func bareRead(c *Client, prompt string, tokens int) Result {
 	return Result{Status: resp.StatusCode}
 }
 
-// BenchmarkDecodeChunk is the per-chunk decoding cost on a typical vLLM chunk.
-func BenchmarkDecodeChunk(b *testing.B) {
-	data := []byte(`{"id":"chatcmpl-8f1f","object":"chat.completion.chunk","created":1733000000,"model":"meta-llama/Llama-3.3-70B-Instruct","choices":[{"index":0,"delta":{"content":" world"},"logprobs":null,"finish_reason":null}]}`)
-	b.ReportAllocs()
-	for range b.N {
-		if c, err := decodeChunk(nil, data); err != nil || !c.Content {
-			b.Fatal(err)
-		}
+// cpuTime is the process's user+system CPU time.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
 	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// BenchmarkDecodeChunkSlow is the same chunk through encoding/json, for comparison.
-func BenchmarkDecodeChunkSlow(b *testing.B) {
-	data := []byte(`{"id":"chatcmpl-8f1f","object":"chat.completion.chunk","created":1733000000,"model":"meta-llama/Llama-3.3-70B-Instruct","choices":[{"index":0,"delta":{"content":" world"},"logprobs":null,"finish_reason":null}]}`)
-	b.ReportAllocs()
-	for range b.N {
-		if c, err := slowChunk(data); err != nil || !c.Content {
-			b.Fatal(err)
-		}
+// quantile interpolates linearly between order statistics of sorted v.
+func quantile(v []float64, q float64) float64 {
+	if len(v) == 0 {
+		return 0
 	}
+	pos := q * float64(len(v)-1)
+	lo := int(math.Floor(pos))
+	hi := min(lo+1, len(v)-1)
+	return v[lo] + (v[hi]-v[lo])*(pos-float64(lo))
 }

@@ -1,4 +1,4 @@
-package record
+package client
 
 import (
 	"bufio"
@@ -99,7 +99,7 @@ func serveBenchEngine(stdin io.Reader, stdout io.Writer) error {
 // GOMAXPROCS=1 and the benchmark to the other CPUs for the run; CEILING_BENCH_PIN=0
 // turns that off. Both processes still share the machine with whatever else runs.
 //
-//	go test ./record -run '^$' -bench 'ClientPaced' -benchtime 3x
+//	go test ./record/internal/client -run '^$' -bench 'ClientPaced' -benchtime 3x
 func BenchmarkClientPacedProc(b *testing.B) {
 	for _, c := range []struct {
 		streams int

@@ -1,4 +1,4 @@
-package record
+package sse
 
 import "strings"
 
@@ -7,12 +7,12 @@ import "strings"
 // JSON once, reads only choices[].delta.{content,reasoning_content,reasoning,
 // tool_calls}, choices[].text and choices[].finish_reason, and skips the rest. Any
 // surprise (usage, error, content arrays, escapes in finish_reason, invalid JSON)
-// makes it give up, and decodeChunk falls back on encoding/json, so the fast path
+// makes it give up, and Decode falls back on encoding/json, so the fast path
 // never decides anything the slow one would decide differently (the fuzz test
 // checks exactly that).
 
 // fastChunk classifies data; ok is false when the slow path must decide.
-func fastChunk(data []byte) (c chunk, ok bool) {
+func fastChunk(data []byte) (c Chunk, ok bool) {
 	p := fastParser{b: data}
 	p.ws()
 	if !p.eat('{') {
@@ -267,7 +267,7 @@ func (p *fastParser) number() bool {
 }
 
 // choices reads the choices array (or null).
-func (p *fastParser) choices(c *chunk) bool {
+func (p *fastParser) choices(c *Chunk) bool {
 	if p.null() {
 		return true
 	}
@@ -291,7 +291,7 @@ func (p *fastParser) choices(c *chunk) bool {
 	}
 }
 
-func (p *fastParser) choice(c *chunk) bool {
+func (p *fastParser) choice(c *Chunk) bool {
 	if !p.eat('{') {
 		return false
 	}
@@ -362,7 +362,7 @@ func (p *fastParser) textField(flag *bool) bool {
 	return true
 }
 
-func (p *fastParser) delta(c *chunk) bool {
+func (p *fastParser) delta(c *Chunk) bool {
 	if p.null() {
 		return true
 	}

@@ -1,0 +1,27 @@
+package record
+
+import (
+	"errors"
+
+	"github.com/ceiling-llm/ceiling/record/internal/client"
+)
+
+// ErrServerGone is returned (wrapped) when the server stopped answering mid-sweep.
+// The trace is still written with every row recorded.
+var ErrServerGone = errors.New("the server stopped answering")
+
+// ErrInterrupted is returned when the sweep was interrupted (Ctrl-C); the trace is
+// complete up to the interruption.
+var ErrInterrupted = errors.New("interrupted")
+
+// ErrUnauthorized is returned (wrapped) when the server refuses the credentials.
+var ErrUnauthorized = client.ErrUnauthorized
+
+// ErrUnreachable is returned (wrapped) when the server cannot be contacted at all.
+var ErrUnreachable = client.ErrUnreachable
+
+// errModelNotFound and friends carry the pre-flight failures.
+var errModelNotFound = errors.New("model not found")
+
+// errSimulatedCrash is returned by the crashAfterLevels test hook.
+var errSimulatedCrash = errors.New("simulated crash")

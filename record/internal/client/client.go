@@ -1,0 +1,199 @@
+// Package client is the recorder's HTTP client for one OpenAI-compatible server:
+// streaming completions measured chunk by chunk (Do), and the few plain requests the
+// recorder needs besides (model list, /tokenize, /metrics). Credentials never reach
+// an error text, a row or the run info.
+package client
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/ceiling-llm/ceiling/record/internal/sse"
+)
+
+// MaxErrorBytes is the longest error text stored in a row (DESIGN.md).
+const MaxErrorBytes = 512
+
+// ErrUnauthorized is returned (wrapped) when the server refuses the credentials.
+var ErrUnauthorized = errors.New("the server refused the API key")
+
+// ErrUnreachable is returned (wrapped) when the server cannot be contacted at all.
+var ErrUnreachable = errors.New("cannot reach the server")
+
+// errStalled is the cancellation cause when a request saw no data for the timeout.
+var errStalled = errors.New("stalled")
+
+// Options configures the client.
+type Options struct {
+	// BaseURL is the server root (scheme://host:port[/prefix]), with or without
+	// credentials; a trailing /v1 is accepted.
+	BaseURL  string
+	Endpoint string // "chat" or "completions"
+	Model    string
+	// APIKey is sent as a Bearer token. It never appears in errors or rows.
+	APIKey string
+	// Timeout fails a request that receives nothing (no headers, no data) for this
+	// long: it catches stalled streams without cutting off long, healthy ones.
+	Timeout   time.Duration
+	IgnoreEOS bool
+	// MaxConns sizes the connection pool (the sweep's largest concurrency).
+	MaxConns int
+	Insecure bool // skip TLS certificate verification
+}
+
+// Client streams completions from one OpenAI-compatible server. It is safe for
+// concurrent use.
+type Client struct {
+	opts     Options
+	base     *url.URL // without credentials
+	endpoint string   // full URL of the completion endpoint
+	user     *url.Userinfo
+	http     *http.Client
+	secrets  []string // strings that must never reach an error text
+}
+
+// splitURL parses a server URL, returning it without credentials (and without a
+// trailing slash or /v1) and the credentials it carried.
+func splitURL(raw string) (*url.URL, *url.Userinfo, error) {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil {
+		return nil, nil, fmt.Errorf("invalid --url: %v", redactURLError(err))
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, nil, fmt.Errorf("invalid --url %q: want http:// or https://", StripCredentials(raw))
+	}
+	if u.Host == "" {
+		return nil, nil, fmt.Errorf("invalid --url %q: no host", StripCredentials(raw))
+	}
+	user := u.User
+	u.User = nil
+	u.RawQuery, u.Fragment = "", ""
+	u.Path = strings.TrimRight(u.Path, "/")
+	u.Path = strings.TrimSuffix(u.Path, "/v1")
+	u.RawPath = ""
+	return u, user, nil
+}
+
+// redactURLError keeps url.Parse errors from echoing a URL with a password.
+func redactURLError(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err.Error()
+	}
+	return err.Error()
+}
+
+// StripCredentials returns raw without any user:password@ part, for storing and
+// printing. Unparseable input is reduced to its scheme and host as well as possible.
+func StripCredentials(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		if i := strings.LastIndex(raw, "@"); i >= 0 {
+			if j := strings.Index(raw, "://"); j >= 0 && j < i {
+				return raw[:j+3] + raw[i+1:]
+			}
+			return raw[i+1:]
+		}
+		return raw
+	}
+	u.User = nil
+	return u.String()
+}
+
+// New prepares a client; it does not contact the server.
+func New(opts Options) (*Client, error) {
+	base, user, err := splitURL(opts.BaseURL)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Endpoint == "" {
+		opts.Endpoint = "chat"
+	}
+	path := "/v1/chat/completions"
+	switch opts.Endpoint {
+	case "chat":
+	case "completions":
+		path = "/v1/completions"
+	default:
+		return nil, fmt.Errorf("invalid endpoint %q: want chat or completions", opts.Endpoint)
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = 5 * time.Minute
+	}
+	conns := max(opts.MaxConns, 16)
+	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
+	tr := &http.Transport{
+		Proxy:               http.ProxyFromEnvironment,
+		DialContext:         dialer.DialContext,
+		MaxIdleConns:        conns + 16,
+		MaxIdleConnsPerHost: conns + 16,
+		IdleConnTimeout:     90 * time.Second,
+		TLSHandshakeTimeout: 10 * time.Second,
+		// Streams are read as they arrive; a compressed stream would be buffered.
+		DisableCompression: true,
+		// HTTP/1.1 only: one stream per connection, like the serving engines'
+		// benchmarks, and no head-of-line coupling between requests.
+		ForceAttemptHTTP2: false,
+		TLSNextProto:      map[string]func(string, *tls.Conn) http.RoundTripper{},
+		ReadBufferSize:    8 << 10,
+		WriteBufferSize:   8 << 10,
+	}
+	if opts.Insecure {
+		tr.TLSClientConfig = &tls.Config{InsecureSkipVerify: true} //nolint:gosec // the user asked for it
+	}
+	c := &Client{
+		opts:     opts,
+		base:     base,
+		endpoint: base.String() + path,
+		user:     user,
+		http:     &http.Client{Transport: tr},
+	}
+	if opts.APIKey != "" {
+		c.secrets = append(c.secrets, opts.APIKey)
+	}
+	if user != nil {
+		if p, ok := user.Password(); ok && p != "" {
+			c.secrets = append(c.secrets, p)
+		}
+	}
+	return c, nil
+}
+
+// BaseURL is the server root without credentials.
+func (c *Client) BaseURL() string { return c.base.String() }
+
+// Endpoint is the full URL of the completion endpoint, without credentials.
+func (c *Client) Endpoint() string { return c.endpoint }
+
+// SetModel sets the model requested, once the server has said which it serves;
+// call it before the first request.
+func (c *Client) SetModel(model string) { c.opts.Model = model }
+
+// Close releases idle connections.
+func (c *Client) Close() { c.http.CloseIdleConnections() }
+
+// sanitize makes an error text safe to store: no secrets, at most MaxErrorBytes.
+func (c *Client) sanitize(s string) string {
+	for _, sec := range c.secrets {
+		if sec != "" {
+			s = strings.ReplaceAll(s, sec, "[redacted]")
+		}
+	}
+	return sse.Truncate(s, MaxErrorBytes)
+}
+
+// authorize adds the credentials to a request.
+func (c *Client) authorize(req *http.Request) {
+	if c.opts.APIKey != "" {
+		req.Header.Set("Authorization", "Bearer "+c.opts.APIKey)
+	} else if c.user != nil {
+		p, _ := c.user.Password()
+		req.SetBasicAuth(c.user.Username(), p)
+	}
+}

@@ -1,0 +1,207 @@
+// Package probe asks a server what it is before a sweep: its kind (vLLM, SGLang,
+// llama.cpp, TGI), version, context length, slots and KV-cache capacity, from
+// whichever of /v1/models, /metrics, /props, /slots, /get_server_info, /version and
+// /info it answers.
+package probe
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/ceiling-llm/ceiling/record/internal/client"
+	"github.com/ceiling-llm/ceiling/record/internal/prom"
+	"github.com/ceiling-llm/ceiling/record/trace"
+)
+
+// Probe is what the server revealed about itself before the sweep.
+type Probe struct {
+	Server trace.ServerInfo
+	Models []string // ids listed by /v1/models, in order
+	// Tokenize is the /tokenize flavour that answered: "llamacpp", "vllm" or "".
+	Tokenize string
+}
+
+// Server asks the server what it is. Only an unreachable server or refused
+// credentials are errors; every other endpoint is optional, and the kind of server
+// is detected, never required.
+func Server(ctx context.Context, c *client.Client) (Probe, error) {
+	p := Probe{Server: trace.ServerInfo{Kind: "unknown"}}
+	status, body, err := c.Get(ctx, "/v1/models")
+	if err != nil {
+		return p, fmt.Errorf("%w at %s: %v", client.ErrUnreachable, c.BaseURL(), err)
+	}
+	switch {
+	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+		return p, fmt.Errorf("%w (GET /v1/models: HTTP %d)", client.ErrUnauthorized, status)
+	case status == http.StatusOK:
+		var models struct {
+			Data []struct {
+				ID          string          `json:"id"`
+				MaxModelLen *int64          `json:"max_model_len"`
+				OwnedBy     string          `json:"owned_by"`
+				Meta        json.RawMessage `json:"meta"`
+			} `json:"data"`
+		}
+		if json.Unmarshal(body, &models) == nil {
+			for i, m := range models.Data {
+				p.Models = append(p.Models, m.ID)
+				if i == 0 {
+					p.Server.MaxModelLen = m.MaxModelLen
+					if m.OwnedBy == "vllm" {
+						p.Server.Kind = "vllm"
+					} else if m.OwnedBy == "sglang" {
+						p.Server.Kind = "sglang"
+					} else if m.OwnedBy == "llamacpp" {
+						p.Server.Kind = "llamacpp"
+					}
+				}
+			}
+		}
+	}
+
+	// Prometheus metrics: the vLLM cache config, and the metric prefix tells the kind.
+	if status, body, err := c.Get(ctx, "/metrics"); err == nil && status == http.StatusOK {
+		p.Server.MetricsURL = c.BaseURL() + "/metrics"
+		// Unreadable lines are skipped: the samples that parse still tell the kind.
+		samples, _ := prom.Parse(bytes.NewReader(body))
+		for _, s := range samples {
+			switch {
+			case strings.HasPrefix(s.Name, "vllm:"):
+				p.Server.Kind = "vllm"
+				if s.Name == "vllm:cache_config_info" {
+					labels := prom.ParseLabels(s.Labels)
+					p.Server.NumGPUBlocks = intLabel(labels, "num_gpu_blocks")
+					p.Server.BlockSize = intLabel(labels, "block_size")
+				}
+			case strings.HasPrefix(s.Name, "sglang:"):
+				p.Server.Kind = "sglang"
+			case strings.HasPrefix(s.Name, "llamacpp:"):
+				p.Server.Kind = "llamacpp"
+			case strings.HasPrefix(s.Name, "tgi_"):
+				p.Server.Kind = "tgi"
+			}
+		}
+		if p.Server.NumGPUBlocks != nil && p.Server.BlockSize != nil {
+			p.Server.KVCapacityTokens = ptr(*p.Server.NumGPUBlocks * *p.Server.BlockSize)
+		}
+	}
+
+	// llama.cpp: /props has the context size and slot count.
+	if status, body, err := c.Get(ctx, "/props"); err == nil && status == http.StatusOK {
+		var props struct {
+			DefaultGenerationSettings struct {
+				NCtx *int64 `json:"n_ctx"`
+			} `json:"default_generation_settings"`
+			TotalSlots *int64 `json:"total_slots"`
+			BuildInfo  string `json:"build_info"`
+		}
+		if json.Unmarshal(body, &props) == nil && (props.TotalSlots != nil || props.DefaultGenerationSettings.NCtx != nil) {
+			p.Server.Kind = "llamacpp"
+			p.Server.Slots = props.TotalSlots
+			p.Server.Version = props.BuildInfo
+			// n_ctx in /props is per slot; the KV cache holds n_ctx × slots tokens.
+			p.Server.NCtx = props.DefaultGenerationSettings.NCtx
+		}
+	}
+	if p.Server.Kind == "llamacpp" {
+		if status, body, err := c.Get(ctx, "/slots"); err == nil && status == http.StatusOK {
+			var slots []struct {
+				NCtx *int64 `json:"n_ctx"`
+			}
+			if json.Unmarshal(body, &slots) == nil && len(slots) > 0 {
+				if p.Server.Slots == nil {
+					p.Server.Slots = ptr(int64(len(slots)))
+				}
+				var total int64
+				for _, s := range slots {
+					if s.NCtx != nil {
+						total += *s.NCtx
+					}
+				}
+				if total > 0 {
+					p.Server.KVCapacityTokens = ptr(total)
+				}
+				if p.Server.NCtx == nil && slots[0].NCtx != nil {
+					p.Server.NCtx = slots[0].NCtx
+				}
+			}
+		}
+		if p.Server.KVCapacityTokens == nil && p.Server.NCtx != nil && p.Server.Slots != nil {
+			p.Server.KVCapacityTokens = ptr(*p.Server.NCtx * *p.Server.Slots)
+		}
+		if p.Server.MaxModelLen == nil && p.Server.NCtx != nil {
+			p.Server.MaxModelLen = p.Server.NCtx
+		}
+	}
+
+	// SGLang: /get_server_info has the KV pool size.
+	if p.Server.Kind == "sglang" || p.Server.Kind == "unknown" {
+		if status, body, err := c.Get(ctx, "/get_server_info"); err == nil && status == http.StatusOK {
+			var info struct {
+				MaxTotalNumTokens  *int64 `json:"max_total_num_tokens"`
+				ContextLength      *int64 `json:"context_length"`
+				MaxRunningRequests *int64 `json:"max_running_requests"`
+				Version            string `json:"version"`
+			}
+			if json.Unmarshal(body, &info) == nil && info.MaxTotalNumTokens != nil {
+				p.Server.Kind = "sglang"
+				p.Server.KVCapacityTokens = info.MaxTotalNumTokens
+				p.Server.Version = info.Version
+				if p.Server.MaxModelLen == nil {
+					p.Server.MaxModelLen = info.ContextLength
+				}
+				if info.MaxRunningRequests != nil {
+					p.Server.Slots = info.MaxRunningRequests
+				}
+			}
+		}
+	}
+
+	// vLLM (and others) answer /version; TGI answers /info.
+	if p.Server.Version == "" && (p.Server.Kind == "vllm" || p.Server.Kind == "unknown") {
+		if status, body, err := c.Get(ctx, "/version"); err == nil && status == http.StatusOK {
+			var v struct {
+				Version string `json:"version"`
+			}
+			if json.Unmarshal(body, &v) == nil {
+				p.Server.Version = v.Version
+			}
+		}
+	}
+	if p.Server.Kind == "unknown" || p.Server.Kind == "tgi" {
+		if status, body, err := c.Get(ctx, "/info"); err == nil && status == http.StatusOK {
+			var v struct {
+				Version  string `json:"version"`
+				ModelID  string `json:"model_id"`
+				MaxTotal *int64 `json:"max_total_tokens"`
+			}
+			if json.Unmarshal(body, &v) == nil && v.ModelID != "" {
+				p.Server.Kind = "tgi"
+				p.Server.Version = v.Version
+				if p.Server.MaxModelLen == nil {
+					p.Server.MaxModelLen = v.MaxTotal
+				}
+			}
+		}
+	}
+	return p, nil
+}
+
+func intLabel(labels map[string]string, name string) *int64 {
+	v, ok := labels[name]
+	if !ok {
+		return nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return nil
+	}
+	return &n
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,91 @@
+package probe
+
+import (
+	"context"
+	"errors"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/ceiling-llm/ceiling/record/enginetest"
+	"github.com/ceiling-llm/ceiling/record/internal/client"
+)
+
+func newClient(t *testing.T, url, key string) *client.Client {
+	t.Helper()
+	c, err := client.New(client.Options{BaseURL: url, Model: "m", APIKey: key, Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
+func TestServerKinds(t *testing.T) {
+	tests := []struct {
+		kind           string
+		cfg            enginetest.Config
+		wantKV         int64 // 0 = unknown
+		wantSlots      int64 // 0 = unknown
+		wantMetricsURL bool
+	}{
+		{"vllm", enginetest.Config{Kind: "vllm", KVTokens: 4096}, 4096, 0, true},
+		{"llamacpp", enginetest.Config{Kind: "llamacpp", Slots: 4, MaxModelLen: 2048}, 4 * 2048, 4, true},
+		{"sglang", enginetest.Config{Kind: "sglang", KVTokens: 100000, Slots: 32}, 100000, 32, true},
+		{"unknown", enginetest.Config{}, 0, 0, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.kind, func(t *testing.T) {
+			tt.cfg.Model = "m"
+			eng := enginetest.New(tt.cfg)
+			defer eng.Close()
+			p, err := Server(context.Background(), newClient(t, eng.URL(), ""))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Server.Kind != tt.kind {
+				t.Errorf("kind %q, want %q", p.Server.Kind, tt.kind)
+			}
+			if len(p.Models) != 1 || p.Models[0] != "m" {
+				t.Errorf("models %v, want [m]", p.Models)
+			}
+			if got := deref(p.Server.KVCapacityTokens); got != tt.wantKV {
+				t.Errorf("KV capacity %d tokens, want %d", got, tt.wantKV)
+			}
+			if got := deref(p.Server.Slots); got != tt.wantSlots {
+				t.Errorf("slots %d, want %d", got, tt.wantSlots)
+			}
+			if (p.Server.MetricsURL != "") != tt.wantMetricsURL {
+				t.Errorf("metrics URL %q, want one: %v", p.Server.MetricsURL, tt.wantMetricsURL)
+			}
+		})
+	}
+}
+
+func TestServerErrors(t *testing.T) {
+	eng := enginetest.New(enginetest.Config{Model: "m", APIKey: "sk-right"})
+	defer eng.Close()
+	if _, err := Server(context.Background(), newClient(t, eng.URL(), "sk-wrong")); !errors.Is(err, client.ErrUnauthorized) {
+		t.Errorf("wrong key: %v, want ErrUnauthorized", err)
+	}
+	if _, err := Server(context.Background(), newClient(t, eng.URL(), "sk-right")); err != nil {
+		t.Errorf("right key: %v", err)
+	}
+	// A port nothing listens on.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	if _, err := Server(context.Background(), newClient(t, "http://"+addr, "")); !errors.Is(err, client.ErrUnreachable) {
+		t.Errorf("closed port: %v, want ErrUnreachable", err)
+	}
+}
+
+func deref(p *int64) int64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}

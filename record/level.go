@@ -1,0 +1,172 @@
+package record
+
+import (
+	"context"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/ceiling-llm/ceiling/record/trace"
+)
+
+// levelRun is the state of one level while it runs: which requests are issued,
+// the rows not yet sealed, and whether the server still answers. Its send is the
+// one request path of both arrival strategies.
+type levelRun struct {
+	r        *recorder
+	lv       level
+	hard     context.Context // in-flight requests (outlives an interrupt by the grace)
+	stop     context.Context // the level: cancelled when the server is gone
+	cancel   context.CancelFunc
+	count    int       // requests to issue (0 in duration mode)
+	deadline time.Time // no request issued after it (zero in count mode)
+	baseID   int64
+	stats    *levelStats
+
+	issued atomic.Int64
+
+	mu      sync.Mutex
+	pending []trace.Row // rows not yet sealed
+	sealMu  sync.Mutex
+	sealErr error
+
+	// Consecutive connection failures mean the server is gone: stop the level.
+	connFails atomic.Int64
+	goneAfter int64
+	goneMsg   atomic.Value // string: the failure that decided it
+}
+
+// take reserves the next request index, or says the level is done sending.
+func (l *levelRun) take() (int64, bool) {
+	if l.stop.Err() != nil {
+		return 0, false
+	}
+	if !l.deadline.IsZero() && !time.Now().Before(l.deadline) {
+		return 0, false
+	}
+	idx := l.issued.Add(1) - 1
+	if l.count > 0 && idx >= int64(l.count) {
+		return 0, false
+	}
+	return idx, true
+}
+
+// send runs request idx of the level and records its row. scheduled is the
+// request's arrival time (0: when it was sent, closed loop).
+func (l *levelRun) send(idx int64, worker int32, scheduled int64) {
+	r := l.r
+	id := l.baseID + idx
+	prompt, maxTokens := r.workload.Prompt(id)
+	prompt.RequestID = RequestHeaderID(r.info.RunID, id)
+	res := r.client.Do(l.hard, prompt, maxTokens)
+	row := trace.Row{
+		RunID:              r.info.RunID,
+		Level:              int32(l.lv.index),
+		Concurrency:        int32(l.lv.concurrency),
+		Rate:               l.lv.rate,
+		RequestID:          id,
+		Worker:             worker,
+		Warmup:             idx < int64(r.opts.Warmup),
+		TargetPromptTokens: int32(prompt.TargetTokens),
+		MaxTokens:          int32(maxTokens),
+	}
+	fillRow(&row, &res)
+	row.ScheduledNs = row.SentNs
+	if scheduled != 0 {
+		row.ScheduledNs = scheduled
+	}
+	if res.Conn {
+		if l.connFails.Add(1) >= l.goneAfter {
+			l.goneMsg.CompareAndSwap(nil, res.Err)
+			l.cancel()
+		}
+	} else if res.Status != 0 {
+		l.connFails.Store(0)
+	}
+	l.add(row)
+}
+
+// add keeps a row, sealing a part every PartRows rows.
+func (l *levelRun) add(row trace.Row) {
+	l.stats.add(&row)
+	l.mu.Lock()
+	l.pending = append(l.pending, row)
+	var full []trace.Row
+	if len(l.pending) >= l.r.opts.PartRows {
+		full, l.pending = l.pending, nil
+	}
+	l.mu.Unlock()
+	if full != nil {
+		l.sealMu.Lock()
+		if err := l.r.parts.SealRows(l.lv.index, full, l.r.info); err != nil && l.sealErr == nil {
+			l.sealErr = err
+		}
+		l.sealMu.Unlock()
+	}
+}
+
+// runLevel runs one level. gone is non-empty when the server stopped answering.
+func (r *recorder) runLevel(ctx, hard context.Context, lv level, total int) (trace.LevelInfo, string, error) {
+	o := r.opts
+	li := trace.LevelInfo{Level: lv.index, Concurrency: lv.concurrency, Rate: lv.rate, Started: time.Now().UTC()}
+	cpu0 := cpuTime()
+	wall0 := time.Now()
+
+	l := &levelRun{r: r, lv: lv, hard: hard, baseID: r.nextID,
+		count:     o.Warmup + o.RequestsPerLevel, // 0 in duration mode (until the deadline)
+		goneAfter: int64(max(8, 2*max(lv.concurrency, 1)))}
+	if o.DurationPerLevel > 0 {
+		l.count = 0
+		l.deadline = wall0.Add(o.DurationPerLevel)
+	}
+	l.stop, l.cancel = context.WithCancel(ctx)
+	defer l.cancel()
+	l.stats = newLevelStats(lv, l.count, total, o.Progress, o.Live)
+
+	var arr arrivals = closedLoop{workers: lv.concurrency}
+	if lv.rate > 0 {
+		arr = newPoisson(o.Seed, lv.index, lv.rate, wall0, l.deadline)
+	}
+	arr.run(l.stop.Done(), l.take, l.send)
+	l.stats.finish()
+
+	n := l.issued.Load()
+	if l.count > 0 {
+		n = min(n, int64(l.count))
+	}
+	r.nextID = l.baseID + n
+
+	li.Ended = time.Now().UTC()
+	li.Requests, li.Errors = l.stats.measured, l.stats.errors
+	li.OutputTokS = l.stats.outputTokS()
+	wall := time.Since(wall0).Seconds()
+	if wall > 0 {
+		li.ClientCPUUtil = (cpuTime() - cpu0).Seconds() / (wall * float64(runtime.NumCPU()))
+	}
+	if lv.rate > 0 {
+		li.SendLagP99S = l.stats.sendLagP99()
+	}
+	gone, _ := l.goneMsg.Load().(string)
+	switch {
+	case gone != "":
+		li.StopReason = "server stopped answering"
+	case ctx.Err() != nil:
+		li.StopReason = "interrupted"
+	}
+	// The level's last rows are sealed by the caller together with its LevelInfo.
+	l.mu.Lock()
+	r.lastRows, l.pending = l.pending, nil
+	l.mu.Unlock()
+	return li, gone, l.sealErr
+}
+
+// cpuTime is the process's user+system CPU time.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

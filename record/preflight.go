@@ -1,0 +1,95 @@
+package record
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/ceiling-llm/ceiling/record/internal/client"
+	"github.com/ceiling-llm/ceiling/record/internal/probe"
+	"github.com/ceiling-llm/ceiling/record/internal/workload"
+)
+
+// explain turns pre-flight failures into messages a user can act on.
+func (r *recorder) explain(err error) error {
+	switch {
+	case errors.Is(err, client.ErrUnauthorized):
+		if r.opts.APIKey == "" {
+			return fmt.Errorf("the server requires an API key: set $%s (%v)", r.opts.APIKeyEnv, err)
+		}
+		return fmt.Errorf("the server refused the API key from $%s (%v)", r.opts.APIKeyEnv, errors.Unwrap(err))
+	}
+	return err
+}
+
+// probeRequest sends one short streaming request and maps its failure to a clear
+// error. It returns the prompt tokens the server reported (or -1).
+func (r *recorder) probeRequest(ctx context.Context, text string) (int, error) {
+	res := r.client.Do(ctx, client.Prompt{Text: text}, 1)
+	if ctx.Err() != nil {
+		return -1, ctx.Err()
+	}
+	switch {
+	case res.Status == 401 || res.Status == 403:
+		return -1, fmt.Errorf("%w (%s)", client.ErrUnauthorized, res.Err)
+	case res.Status == 404:
+		return -1, fmt.Errorf("%w: %q at %s (%s)", errModelNotFound, r.opts.Model, r.client.Endpoint(), res.Err)
+	case res.Status == 0 && res.Err != "":
+		return -1, fmt.Errorf("%w at %s: %s", client.ErrUnreachable, r.client.BaseURL(), res.Err)
+	case res.Err != "":
+		return -1, fmt.Errorf("the probe request failed: %s", res.Err)
+	}
+	if res.Usage != nil && res.Usage.PromptTokens != nil {
+		return int(*res.Usage.PromptTokens), nil
+	}
+	return -1, nil
+}
+
+// prepareWorkload loads the dataset or calibrates synthetic prompts.
+func (r *recorder) prepareWorkload(ctx context.Context, pr probe.Probe) (*workload.Workload, error) {
+	o := r.opts
+	if o.Dataset != "" {
+		prompts, err := workload.LoadDataset(o.Dataset)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := r.probeRequest(ctx, "Say hello."); err != nil {
+			return nil, err
+		}
+		return workload.NewDataset(prompts, o.OutputTokens), nil
+	}
+	first := "request 99999999 the first of many words"
+	usagePrompt, err := r.probeRequest(ctx, first)
+	if err != nil {
+		return nil, err
+	}
+	var measure workload.MeasureFunc
+	how := ""
+	if n, flavour, err := r.client.Tokenize(ctx, pr.Tokenize, first); err == nil {
+		overhead := 0
+		if usagePrompt >= 0 {
+			// The chat template (and BOS) count too; /tokenize does not see them.
+			overhead = usagePrompt - n
+		}
+		how = "calibrated with /tokenize"
+		if overhead != 0 {
+			how += fmt.Sprintf(" (+%d template tokens from usage)", overhead)
+		}
+		measure = func(ctx context.Context, text string) (int, error) {
+			n, _, err := r.client.Tokenize(ctx, flavour, text)
+			return n + overhead, err
+		}
+	} else if usagePrompt >= 0 {
+		how = "calibrated with usage.prompt_tokens of probe requests"
+		measure = func(ctx context.Context, text string) (int, error) {
+			n, err := r.probeRequest(ctx, text)
+			if err == nil && n < 0 {
+				err = errors.New("the server stopped reporting usage")
+			}
+			return n, err
+		}
+	} else {
+		r.progress("warning: the server has no /tokenize and reports no usage; prompt lengths are estimated, not calibrated")
+	}
+	return workload.NewSynthetic(ctx, o.Seed, o.PromptTokens, o.SharedPrefixTokens, o.OutputTokens, measure, how)
+}

@@ -1,0 +1,281 @@
+package record
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/ceiling-llm/ceiling/record/internal/client"
+	"github.com/ceiling-llm/ceiling/record/internal/probe"
+	"github.com/ceiling-llm/ceiling/record/internal/workload"
+	"github.com/ceiling-llm/ceiling/record/trace"
+)
+
+// recorder is the state of one recording.
+type recorder struct {
+	opts     Options
+	client   *client.Client
+	workload *workload.Workload
+	parts    *trace.Parts
+	info     trace.RunInfo
+	tmpParts bool // parts in a temporary directory (-o -)
+
+	metricsMu sync.Mutex
+	metrics   []trace.MetricSample
+
+	nextID int64
+	kvCap  int64 // revealed KV capacity in tokens (0 = unknown)
+	// lastRows are the rows of the level just run, not yet sealed.
+	lastRows []trace.Row
+}
+
+// Record runs a whole recording: probe the server, calibrate the workload, sweep
+// the levels into sealed parts, and merge them into the trace. It returns the run
+// info even on failure, once the sweep has started, and the trace then holds every
+// row recorded. ctx cancellation (Ctrl-C) is an orderly stop.
+func Record(ctx context.Context, opts Options) (trace.RunInfo, error) {
+	opts.defaults()
+	if err := opts.validate(); err != nil {
+		return trace.RunInfo{}, err
+	}
+	r := &recorder{opts: opts}
+	started := time.Now().UTC()
+
+	// The output must be writable before anything is asked of the server.
+	var resume *trace.Resumed
+	if opts.Output == "-" {
+		dir, err := os.MkdirTemp("", "ceiling-parts-")
+		if err != nil {
+			return trace.RunInfo{}, fmt.Errorf("creating temporary parts directory: %w", err)
+		}
+		defer os.RemoveAll(dir)
+		ps, err := trace.CreateParts(filepath.Join(dir, "parts"))
+		if err != nil {
+			return trace.RunInfo{}, err
+		}
+		r.parts, r.tmpParts = ps, true
+	} else if opts.Resume {
+		ps, st, err := trace.ResumeParts(trace.PartsDir(opts.Output))
+		if err != nil {
+			return trace.RunInfo{}, fmt.Errorf("--resume: %w", err)
+		}
+		r.parts, resume = ps, &st
+	} else {
+		if err := checkWritable(opts.Output); err != nil {
+			return trace.RunInfo{}, err
+		}
+		ps, err := trace.CreateParts(trace.PartsDir(opts.Output))
+		if err != nil {
+			return trace.RunInfo{}, err
+		}
+		r.parts = ps
+	}
+	cleanupOnEarlyError := func(err error) (trace.RunInfo, error) {
+		if !r.tmpParts && resume == nil {
+			r.parts.Remove()
+		}
+		return trace.RunInfo{}, err
+	}
+
+	cl, err := client.New(client.Options{
+		BaseURL:   opts.URL,
+		Endpoint:  opts.Endpoint,
+		APIKey:    opts.APIKey,
+		Timeout:   opts.Timeout,
+		IgnoreEOS: opts.IgnoreEOS,
+		MaxConns:  r.maxConcurrency(),
+		Insecure:  opts.Insecure,
+	})
+	if err != nil {
+		return cleanupOnEarlyError(err)
+	}
+	defer cl.Close()
+	r.client = cl
+
+	pr, err := probe.Server(ctx, cl)
+	if err != nil {
+		return cleanupOnEarlyError(r.explain(err))
+	}
+	if opts.Model == "" {
+		if len(pr.Models) == 0 {
+			return cleanupOnEarlyError(errors.New("the server lists no model at /v1/models: give --model"))
+		}
+		opts.Model = pr.Models[0]
+		r.opts.Model = opts.Model
+	}
+	cl.SetModel(opts.Model)
+	if opts.MetricsURL == "" {
+		opts.MetricsURL = pr.Server.MetricsURL
+	} else if opts.MetricsURL == "off" {
+		opts.MetricsURL = ""
+	}
+	r.opts.MetricsURL = opts.MetricsURL
+	pr.Server.MetricsURL = client.StripCredentials(opts.MetricsURL)
+	if pr.Server.KVCapacityTokens != nil {
+		r.kvCap = *pr.Server.KVCapacityTokens
+	}
+
+	// One request before the sweep: it proves the key and the model, and measures
+	// how the server counts prompt tokens.
+	r.progress("probing %s (model %s)", cl.BaseURL(), opts.Model)
+	wl, err := r.prepareWorkload(ctx, pr)
+	if err != nil {
+		return cleanupOnEarlyError(r.explain(err))
+	}
+	r.workload = wl
+
+	hostname, _ := os.Hostname()
+	r.info = trace.RunInfo{
+		Tool:    "ceiling",
+		Version: opts.Version,
+		RunID:   newRunID(started),
+		Started: started,
+		Target:  trace.Target{BaseURL: cl.BaseURL(), Endpoint: opts.Endpoint, Model: opts.Model},
+		Plan:    opts.plan(),
+		Server:  pr.Server,
+		Client: trace.ClientInfo{CPUs: runtime.NumCPU(), GOOS: runtime.GOOS, GOARCH: runtime.GOARCH,
+			GoVersion: runtime.Version(), Hostname: hostname},
+		Declared: opts.Declared,
+		Levels:   []trace.LevelInfo{},
+		Workload: wl.Calibrated,
+	}
+	if resume != nil {
+		if err := samePlan(resume.Info, r.info); err != nil {
+			return trace.RunInfo{}, fmt.Errorf("--resume: %w", err)
+		}
+		r.info.RunID = resume.Info.RunID
+		r.info.Started = resume.Info.Started
+		r.info.Levels = resume.Info.Levels
+		r.info.Resumed = append(resume.Info.Resumed, time.Now().UTC())
+		r.nextID = resume.NextID
+		r.progress("resuming %s at level %d", opts.Output, resume.NextLevel)
+	}
+
+	sweepErr := r.sweep(ctx, resumeLevel(resume))
+	if errors.Is(sweepErr, errSimulatedCrash) {
+		return r.info, sweepErr
+	}
+	r.info.Ended = time.Now().UTC()
+	if err := r.finish(); err != nil {
+		if sweepErr != nil {
+			return r.info, fmt.Errorf("%v; and writing the trace failed: %w (the sealed parts are kept in %s)", sweepErr, err, r.parts.Dir())
+		}
+		return r.info, fmt.Errorf("%w (the sealed parts are kept in %s)", err, r.parts.Dir())
+	}
+	return r.info, sweepErr
+}
+
+func resumeLevel(st *trace.Resumed) int {
+	if st == nil {
+		return 0
+	}
+	return st.NextLevel
+}
+
+// checkWritable fails early, with a clear message, when the trace cannot be written.
+func checkWritable(path string) error {
+	dir := filepath.Dir(path)
+	st, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("cannot write %s: %w", path, err)
+	}
+	if !st.IsDir() {
+		return fmt.Errorf("cannot write %s: %s is not a directory", path, dir)
+	}
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return fmt.Errorf("cannot write %s: it is a directory", path)
+	}
+	f, err := os.CreateTemp(dir, ".ceiling-write-check-*")
+	if err != nil {
+		return fmt.Errorf("cannot write %s: %w", path, err)
+	}
+	name := f.Name()
+	f.Close()
+	os.Remove(name)
+	return nil
+}
+
+// samePlan refuses to resume a different experiment.
+func samePlan(old, cur trace.RunInfo) error {
+	a, _ := json.Marshal(old.Plan)
+	b, _ := json.Marshal(cur.Plan)
+	if string(a) != string(b) {
+		return fmt.Errorf("the plan differs from the interrupted run's (was %s, now %s)", a, b)
+	}
+	if old.Target != cur.Target {
+		return fmt.Errorf("the target differs from the interrupted run's (was %+v, now %+v)", old.Target, cur.Target)
+	}
+	return nil
+}
+
+// RequestHeaderID is the X-Request-Id the recorder sends with request id of run runID:
+// the run and the trace's request_id, so a row is easy to find in the server's logs.
+func RequestHeaderID(runID string, id int64) string {
+	return "ceiling-" + runID + "-" + strconv.FormatInt(id, 10)
+}
+
+func newRunID(t time.Time) string {
+	return fmt.Sprintf("%s-%08x", t.Format("20060102T150405Z"), rand.Uint32())
+}
+
+func (r *recorder) maxConcurrency() int {
+	m := slices.Max(append([]int{1}, r.opts.Concurrency...))
+	if r.opts.Auto {
+		m = max(m, 64)
+	}
+	return m
+}
+
+// progress prints one line to the progress writer.
+func (r *recorder) progress(format string, args ...any) {
+	if r.opts.Progress != nil {
+		fmt.Fprintf(r.opts.Progress, format+"\n", args...)
+	}
+}
+
+// sealLevel seals the rest of the level's rows with the run info that now lists the
+// level as done, so that --resume knows it is complete.
+func (r *recorder) sealLevel(index int) error {
+	rows := r.lastRows
+	r.lastRows = nil
+	if err := r.parts.SealRows(index, rows, r.info); err != nil {
+		return err
+	}
+	return r.sealMetrics(index)
+}
+
+// sealMetrics seals the metric samples scraped so far.
+func (r *recorder) sealMetrics(index int) error {
+	r.metricsMu.Lock()
+	samples := r.metrics
+	r.metrics = nil
+	r.metricsMu.Unlock()
+	if len(samples) == 0 {
+		return nil
+	}
+	return r.parts.SealMetrics(index, samples, r.info)
+}
+
+// finish merges the parts into the trace (and the metrics sidecar) and removes them.
+func (r *recorder) finish() error {
+	if r.opts.Output == "-" {
+		if err := r.parts.MergeTo(r.opts.Stdout, r.info); err != nil {
+			return err
+		}
+	} else if err := r.parts.MergeFiles(r.opts.Output, r.info); err != nil {
+		return err
+	}
+	if !r.tmpParts {
+		return r.parts.Remove()
+	}
+	return nil
+}

@@ -1,0 +1,84 @@
+package record
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestLevelAt(t *testing.T) {
+	tests := []struct {
+		name string
+		opts Options
+		want []level // the plan's levels, in order, until ok is false
+		open bool    // the plan never ends (auto): check only len(want) levels
+	}{
+		{"closed", Options{Concurrency: []int{1, 4, 16}}, []level{{0, 1, 0}, {1, 4, 0}, {2, 16, 0}}, false},
+		{"open", Options{Rates: []float64{0.5, 2}}, []level{{0, 0, 0.5}, {1, 0, 2}}, false},
+		{"auto doubles", Options{Auto: true}, []level{{0, 1, 0}, {1, 2, 0}, {2, 4, 0}, {3, 8, 0}, {10, 1024, 0}}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, w := range tt.want {
+				got, ok := levelAt(&tt.opts, w.index)
+				if !ok || got != w {
+					t.Errorf("levelAt(%d) = %+v, %v; want %+v, true", w.index, got, ok, w)
+				}
+			}
+			if !tt.open {
+				if got, ok := levelAt(&tt.opts, len(tt.want)); ok {
+					t.Errorf("levelAt(%d) past the plan = %+v, true; want false", len(tt.want), got)
+				}
+			}
+		})
+	}
+}
+
+func TestAutoCap(t *testing.T) {
+	tests := []struct {
+		name                  string
+		kv                    int64
+		prompt, output, limit int
+		want                  int
+		why                   string
+	}{
+		// 100,000 tokens hold 65 requests of 1,536 tokens: stop above 130.
+		{"from KV", 100000, 1024, 512, 1024, 130, "65 requests"},
+		{"KV smaller than one request", 1000, 1024, 512, 1024, 2, "1 requests"},
+		{"dataset (no prompt length)", 5000, 0, 99, 1024, 100, "50 requests"},
+		{"unknown KV", 0, 1024, 512, 256, 256, "maximum of 256"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, why := autoCap(tt.kv, tt.prompt, tt.output, tt.limit)
+			if got != tt.want || !strings.Contains(why, tt.why) {
+				t.Errorf("autoCap = %d (%s), want %d (…%s…)", got, why, tt.want, tt.why)
+			}
+		})
+	}
+}
+
+func TestAutoStop(t *testing.T) {
+	tests := []struct {
+		name      string
+		prev, cur levelResult
+		stop      bool
+		why       string
+	}{
+		{"first level goes on", levelResult{}, levelResult{1, 10, 0, 50}, false, ""},
+		{"first level with errors stops", levelResult{}, levelResult{1, 10, 1, 50}, true, "errors above 5% at c=1 (1 of 10)"},
+		{"5% errors is not above 5%", levelResult{1, 20, 0, 50}, levelResult{2, 20, 1, 100}, false, ""},
+		{"throughput rises", levelResult{1, 10, 0, 50}, levelResult{2, 10, 0, 90}, false, ""},
+		{"throughput rises by 5% exactly", levelResult{2, 10, 0, 100}, levelResult{4, 10, 0, 105}, false, ""},
+		{"throughput flat", levelResult{4, 10, 0, 100}, levelResult{8, 10, 0, 104}, true, "from c=4 (100.0 tok/s) to c=8 (104.0 tok/s)"},
+		{"throughput falls", levelResult{4, 10, 0, 100}, levelResult{8, 10, 0, 60}, true, "rose less than 5%"},
+		{"no measured requests", levelResult{}, levelResult{1, 0, 0, 0}, false, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			why, stop := autoStop(tt.prev, tt.cur)
+			if stop != tt.stop || !strings.Contains(why, tt.why) || (!stop && why != "") {
+				t.Errorf("autoStop = %q, %v; want %v (…%s…)", why, stop, tt.stop, tt.why)
+			}
+		})
+	}
+}

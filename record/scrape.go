@@ -1,0 +1,53 @@
+package record
+
+import (
+	"bytes"
+	"context"
+	"time"
+
+	"github.com/ceiling-llm/ceiling/record/internal/client"
+	"github.com/ceiling-llm/ceiling/record/internal/prom"
+	"github.com/ceiling-llm/ceiling/record/trace"
+)
+
+// scrapeMetrics polls url every interval until ctx ends, passing each scrape's
+// samples to sink. Failed scrapes are counted, not fatal: a metrics endpoint that
+// hiccups must not stop a sweep.
+func scrapeMetrics(ctx context.Context, c *client.Client, url string, interval time.Duration, sink func([]trace.MetricSample)) (failures int) {
+	if interval <= 0 {
+		interval = time.Second
+	}
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		ts := time.Now().UnixNano()
+		if samples, err := scrape(ctx, c, url, ts); err == nil {
+			sink(samples)
+		} else if ctx.Err() == nil {
+			failures++
+		}
+		select {
+		case <-ctx.Done():
+			return failures
+		case <-t.C:
+		}
+	}
+}
+
+// maxMetricsBytes bounds one metrics page.
+const maxMetricsBytes = 32 << 20
+
+// scrape fetches and parses one metrics page, stamping its samples ts. Lines the
+// parser cannot read are left out, as the rest of the page is still good.
+func scrape(ctx context.Context, c *client.Client, url string, ts int64) ([]trace.MetricSample, error) {
+	body, err := c.Fetch(ctx, url, maxMetricsBytes)
+	if err != nil {
+		return nil, err
+	}
+	samples, _ := prom.Parse(bytes.NewReader(body))
+	out := make([]trace.MetricSample, len(samples))
+	for i, s := range samples {
+		out[i] = trace.MetricSample{TsNs: ts, Name: s.Name, Labels: s.Labels, Value: s.Value}
+	}
+	return out, nil
+}

@@ -1,0 +1,106 @@
+package record
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/ceiling-llm/ceiling/record/trace"
+)
+
+// sweep runs the levels from start, sealing each, until the plan ends, the auto
+// rule stops it, the server goes away or ctx is cancelled.
+func (r *recorder) sweep(ctx context.Context, start int) error {
+	// Metrics are scraped for the whole sweep.
+	scrapeCtx, stopScrape := context.WithCancel(context.WithoutCancel(ctx))
+	var scrapeWG sync.WaitGroup
+	if r.opts.MetricsURL != "" {
+		scrapeWG.Add(1)
+		go func() {
+			defer scrapeWG.Done()
+			scrapeMetrics(scrapeCtx, r.client, r.opts.MetricsURL, r.opts.ScrapeInterval, func(s []trace.MetricSample) {
+				r.metricsMu.Lock()
+				r.metrics = append(r.metrics, s...)
+				r.metricsMu.Unlock()
+			})
+		}()
+	}
+	defer func() {
+		stopScrape()
+		scrapeWG.Wait()
+		_ = r.sealMetrics(len(r.info.Levels))
+	}()
+
+	// In-flight requests outlive ctx by the grace period, then are abandoned.
+	hard, abandon := context.WithCancel(context.WithoutCancel(ctx))
+	defer abandon()
+	go func() {
+		select {
+		case <-ctx.Done():
+			r.progress("\ninterrupted: waiting up to %s for the requests in flight (then they are recorded as cancelled)", r.opts.Grace)
+			t := time.NewTimer(r.opts.Grace)
+			defer t.Stop()
+			select {
+			case <-t.C:
+				abandon()
+			case <-hard.Done():
+			}
+		case <-hard.Done():
+		}
+	}()
+
+	capLevel, capWhy := autoCap(r.kvCap, r.opts.PromptTokens, r.opts.OutputTokens, r.opts.MaxAutoConcurrency)
+	var prev levelResult
+	if start > 0 && len(r.info.Levels) > 0 {
+		last := r.info.Levels[len(r.info.Levels)-1]
+		prev = levelResult{concurrency: last.Concurrency, outputTokS: last.OutputTokS}
+	}
+	total := len(r.opts.Concurrency) + len(r.opts.Rates)
+	for i := start; ; i++ {
+		lv, ok := levelAt(&r.opts, i)
+		if !ok {
+			r.info.StopReason = "all levels done"
+			return nil
+		}
+		if r.opts.Auto && lv.concurrency > capLevel {
+			r.info.StopReason = fmt.Sprintf("auto: stopped before c=%d, above %s", lv.concurrency, capWhy)
+			r.progress("%s", r.info.StopReason)
+			return nil
+		}
+		if ctx.Err() != nil {
+			r.info.Interrupted = true
+			r.info.StopReason = "interrupted before level " + fmt.Sprint(i)
+			return ErrInterrupted
+		}
+		li, gone, err := r.runLevel(ctx, hard, lv, total)
+		r.info.Levels = append(r.info.Levels, li)
+		if serr := r.sealLevel(lv.index); serr != nil {
+			return serr
+		}
+		if err != nil {
+			return err
+		}
+		if r.opts.crashAfterLevels > 0 && len(r.info.Levels) >= r.opts.crashAfterLevels {
+			return errSimulatedCrash
+		}
+		if gone != "" {
+			r.info.StopReason = "server stopped answering: " + gone
+			return fmt.Errorf("%w during level %d: %s", ErrServerGone, lv.index, gone)
+		}
+		if ctx.Err() != nil {
+			r.info.Interrupted = true
+			r.info.StopReason = fmt.Sprintf("interrupted during level %d", lv.index)
+			return ErrInterrupted
+		}
+		if r.opts.Auto {
+			cur := levelResult{concurrency: lv.concurrency, requests: li.Requests, errors: li.Errors, outputTokS: li.OutputTokS}
+			if why, stop := autoStop(prev, cur); stop {
+				r.info.StopReason = why
+				r.progress("%s", r.info.StopReason)
+				return nil
+			}
+			prev = cur
+		}
+	}
+}

@@ -1,0 +1,10 @@
+// Package trace is the trace format of ceiling, schema version 1 (DESIGN.md): the
+// Parquet row of one request attempt, the metrics sidecar's sample, the run
+// metadata stored in the file's key-value metadata, the column names, and the
+// sealed parts a recording writes while it runs and merges at its end.
+//
+// A trace is RUN.parquet (one Row per request attempt, the RunInfo JSON under
+// MetaRun), with its sidecar RUN.metrics.parquet (MetricSample rows) beside it.
+// The recorder writes through this package, and so should importers of other
+// tools' results; readers take the column names and metadata types from it.
+package trace

@@ -1,6 +1,10 @@
 package analyze
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/ceiling-llm/ceiling/importer"
+)
 
 // Schema is the value of Analysis.Schema; it changes only when a field changes meaning.
 const Schema = "ceiling.analysis/v1"
@@ -35,6 +39,9 @@ type Run struct {
 	Timeline *Timeline `json:"timeline,omitempty"`
 	// Metrics are server metric series from the sidecar, thinned for plotting.
 	Metrics []MetricSeries `json:"metrics,omitempty"`
+	// SourceComparison compares an imported run's source tool's own summary
+	// numbers with this analysis of its rows (imported runs only).
+	SourceComparison *importer.Comparison `json:"source_comparison,omitempty"`
 }
 
 // Level holds the statistics of one sweep step. Latency statistics cover every

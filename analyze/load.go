@@ -19,6 +19,7 @@ import (
 	"github.com/apache/arrow/go/v17/parquet"
 	"github.com/apache/arrow/go/v17/parquet/file"
 	"github.com/apache/arrow/go/v17/parquet/pqarrow"
+	"github.com/ceiling-llm/ceiling/importer"
 )
 
 // Loading: traces are read with Arrow record batches of batchRows rows, one batch at
@@ -114,6 +115,7 @@ type runMeta struct {
 	} `json:"plan"`
 	Server json.RawMessage `json:"server"`
 	Levels []levelMeta     `json:"levels"`
+	Source *sourceMeta     `json:"source"` // imported runs only
 }
 
 // serverMeta is what the server revealed about itself (ceiling.run "server").
@@ -131,6 +133,10 @@ type levelMeta struct {
 	Rate          float64 `json:"rate"`
 	ClientCPUUtil float64 `json:"client_cpu_util"`
 	SendLagP99S   float64 `json:"send_lag_p99_s"`
+	// Imported levels (see imported.go).
+	Timing          string               `json:"timing"`
+	SourceDurationS float64              `json:"source_duration_s"`
+	References      []importer.Reference `json:"references"`
 }
 
 // source is one thing the user named: a trace file or a RUN.parts directory, with

@@ -103,12 +103,12 @@ func definitionNote(tool string, r Reference) string {
 		}
 	case FromGuideLLM:
 		switch {
-		case r.Metric == "tpot" || r.Metric == "itl":
-			return "guidellm averages over output tokens (token-weighted) and divides by all output tokens; ceiling's TPOT is per request, (E2E − TTFT)/(output − 1), and its ITL is per chunk"
-		case r.Stat != "mean":
-			return "guidellm's percentiles are order statistics without interpolation; ceiling interpolates linearly (numpy's default)"
 		case r.Metric == "output_tok_s" || r.Metric == "request_s":
 			return "guidellm averages per-request rates; ceiling counts tokens and completions in the steady-state window"
+		case r.Metric == "tpot" || r.Metric == "itl":
+			return "guidellm averages over output tokens (token-weighted) and divides by all output tokens; ceiling's TPOT is per request, (E2E − TTFT)/(output − 1), and its ITL is per chunk"
+		case r.Stat != "mean" && r.Stat != "value":
+			return "guidellm's percentiles are order statistics without interpolation; ceiling interpolates linearly (numpy's default)"
 		}
 	case FromAIPerf:
 		switch r.Metric {

@@ -75,7 +75,7 @@ func detectContent(name string, head []byte) (string, error) {
 		return FromGuideLLM, nil
 	case has("server_info", "mean_e2e_latency_ms", "total_output_tokens_retokenized"):
 		return FromSGLang, nil
-	case has("mean_ttft_ms", "ttfts") && has("duration"):
+	case has("ttfts") || (has("mean_ttft_ms") && has("duration")):
 		return FromVLLM, nil
 	}
 	first := string(text)

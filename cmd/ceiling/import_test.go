@@ -61,7 +61,7 @@ func TestImportAndReportVLLMSweep(t *testing.T) {
 		t.Errorf("comparison output:\n%s", stdout)
 	}
 
-	js := ceiling(t, append(append([]string{"analyze", "--format", "json"}, files...))...)
+	js := ceiling(t, append([]string{"analyze", "--format", "json"}, files...)...)
 	var a analyze.Analysis
 	if err := json.Unmarshal([]byte(js), &a); err != nil {
 		t.Fatal(err)

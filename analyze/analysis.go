@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 
 	"github.com/ceiling-llm/ceiling/capacity"
+	"github.com/ceiling-llm/ceiling/importer"
 )
 
 // Schema is the value of Analysis.Schema; it changes only when a field changes meaning.
@@ -39,6 +40,9 @@ type Run struct {
 	Timeline *Timeline `json:"timeline,omitempty"`
 	// Metrics are server metric series from the sidecar, thinned for plotting.
 	Metrics []MetricSeries `json:"metrics,omitempty"`
+	// SourceComparison compares an imported run's source tool's own summary
+	// numbers with this analysis of its rows (imported runs only).
+	SourceComparison *importer.Comparison `json:"source_comparison,omitempty"`
 }
 
 // Level holds the statistics of one sweep step. Latency statistics cover every

@@ -21,8 +21,17 @@ func Analyze(ctx context.Context, sources []string, opt Options) (*Analysis, err
 		return nil, errors.New("analyze: no trace given")
 	}
 	a := &Analysis{Schema: Schema, Runs: []Run{}}
-	for _, name := range sources {
-		runs, err := analyzeSource(ctx, name, opt)
+	plan, err := planSources(sources)
+	if err != nil {
+		return nil, err
+	}
+	for _, g := range plan {
+		var runs []Run
+		if g.tool == "" {
+			runs, err = analyzeSource(ctx, g.files[0], opt)
+		} else {
+			runs, err = analyzeImport(ctx, g, opt)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -122,11 +131,15 @@ func buildRun(src *source, acc *runAcc, own bool, opt Options) (*Run, error) {
 	for _, k := range keys {
 		l := acc.levels[k]
 		lv := l.finish(k, opt.SLO)
+		sourceLevel(&lv, metaLevels[int(k)])
 		r.Levels = append(r.Levels, lv)
 		r.Warnings = append(r.Warnings, l.warnings(lv, metaLevels[int(k)])...)
 	}
 	if len(r.Levels) == 0 {
 		r.Warnings = append(r.Warnings, "the trace holds no measured (non-warm-up) requests")
+	}
+	if own {
+		r.Warnings = append(r.Warnings, sourceWarnings(src.meta.Source)...)
 	}
 
 	var work workloadTokens
@@ -145,7 +158,13 @@ func buildRun(src *source, acc *runAcc, own bool, opt Options) (*Run, error) {
 		r.Warnings = []string{}
 	}
 
-	if k, ok := timelineLevel(r, opt.TimelineLevel); ok {
+	if own {
+		compareSource(r, src.meta.Source, metaLevels)
+	}
+	if k, ok := timelineLevel(r, opt.TimelineLevel); ok && metaLevels[int(k)] != nil && metaLevels[int(k)].Timing == "relative" {
+		// No send times: a timeline would draw every request starting at once.
+		r.Warnings = append(r.Warnings, fmt.Sprintf("no per-request timeline: level %d has no send times", k))
+	} else if ok {
 		l := acc.levels[k]
 		tl := &Timeline{Level: int(k), Total: l.requests, Thinned: l.timelineThinned, Requests: l.timeline}
 		sort.SliceStable(tl.Requests, func(i, j int) bool { return tl.Requests[i].Sent < tl.Requests[j].Sent })

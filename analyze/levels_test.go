@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ceiling-llm/ceiling/record"
+	"github.com/ceiling-llm/ceiling/record/trace"
 )
 
 // t0 is an arbitrary Unix time in ns; the rows below are ms offsets from it.
@@ -22,13 +22,13 @@ func strp(v string) *string { return &v }
 
 // engineRow is a request as the test engine serves it: a first chunk ttft after the
 // send, then one chunk per gap.
-func engineRow(level, conc, worker int32, id int64, sentMs, ttftMs float64, gapsUs []int32, out int32) record.Row {
+func engineRow(level, conc, worker int32, id int64, sentMs, ttftMs float64, gapsUs []int32, out int32) trace.Row {
 	first := ms(sentMs + ttftMs)
 	end := first
 	for _, g := range gapsUs {
 		end += int64(g) * 1000
 	}
-	return record.Row{
+	return trace.Row{
 		RunID: "run-a", Level: level, Concurrency: conc, RequestID: id, Worker: worker,
 		ScheduledNs: ms(sentMs), SentNs: ms(sentMs), FirstTokenNs: i64p(first), FirstContentNs: i64p(first),
 		EndNs: end, ChunkGapsUs: gapsUs, PromptTokens: i32(10), OutputTokens: i32(out),
@@ -46,10 +46,10 @@ func gaps(n int, us int32) []int32 {
 
 // knownRows is a two-level trace with timings chosen so that every statistic can be
 // worked out by hand (see TestKnownTrace).
-func knownRows() []record.Row {
-	rows := []record.Row{
+func knownRows() []trace.Row {
+	rows := []trace.Row{
 		// A warm-up request: excluded from everything.
-		func() record.Row {
+		func() trace.Row {
 			r := engineRow(0, 2, 0, 0, -500, 300, gaps(4, 10000), 5)
 			r.Warmup = true
 			return r
@@ -63,8 +63,8 @@ func knownRows() []record.Row {
 		// then a 429 and a timeout.
 		engineRow(1, 1, 0, 5, 1000, 50, []int32{5000, 15000}, 6), // E: 1000 → 1050 → 1070
 	}
-	fail := func(id int64, sent, end float64, status int32, msg string) record.Row {
-		return record.Row{RunID: "run-a", Level: 1, Concurrency: 1, RequestID: id, ScheduledNs: ms(sent), SentNs: ms(sent),
+	fail := func(id int64, sent, end float64, status int32, msg string) trace.Row {
+		return trace.Row{RunID: "run-a", Level: 1, Concurrency: 1, RequestID: id, ScheduledNs: ms(sent), SentNs: ms(sent),
 			EndNs: ms(end), TokensSource: "chunks", TargetPromptTokens: 10, MaxTokens: 5, Status: status, Error: strp(msg)}
 	}
 	rows = append(rows,
@@ -74,21 +74,21 @@ func knownRows() []record.Row {
 	return rows
 }
 
-func knownInfo() record.RunInfo {
+func knownInfo() trace.RunInfo {
 	kv := int64(8192)
-	return record.RunInfo{
+	return trace.RunInfo{
 		Tool: "ceiling", Version: "test", RunID: "run-a", Started: time.Unix(0, t0),
-		Target: record.Target{BaseURL: "http://127.0.0.1:1", Endpoint: "chat", Model: "tiny"},
-		Plan:   record.Plan{Mode: "closed", Concurrency: []int{2, 1}, Warmup: 1},
-		Server: record.ServerInfo{Kind: "llamacpp", KVCapacityTokens: &kv},
-		Levels: []record.LevelInfo{{Level: 0, Concurrency: 2}, {Level: 1, Concurrency: 1, ClientCPUUtil: 0.93}},
+		Target: trace.Target{BaseURL: "http://127.0.0.1:1", Endpoint: "chat", Model: "tiny"},
+		Plan:   trace.Plan{Mode: "closed", Concurrency: []int{2, 1}, Warmup: 1},
+		Server: trace.ServerInfo{Kind: "llamacpp", KVCapacityTokens: &kv},
+		Levels: []trace.LevelInfo{{Level: 0, Concurrency: 2}, {Level: 1, Concurrency: 1, ClientCPUUtil: 0.93}},
 	}
 }
 
-func writeTrace(t *testing.T, dir, name string, info record.RunInfo, rows []record.Row) string {
+func writeTrace(t *testing.T, dir, name string, info trace.RunInfo, rows []trace.Row) string {
 	t.Helper()
 	path := filepath.Join(dir, name)
-	if err := record.WriteFile(path, info, rows); err != nil {
+	if err := trace.WriteFile(path, info, rows); err != nil {
 		t.Fatal(err)
 	}
 	return path
@@ -254,7 +254,7 @@ func containsPrefix(list []string, prefix string) bool {
 
 // TestDataWarnings exercises the token-count and client-lag rules.
 func TestDataWarnings(t *testing.T) {
-	var rows []record.Row
+	var rows []trace.Row
 	for i := range 20 {
 		r := engineRow(0, 1, 0, int64(i), float64(i)*100, 10, gaps(4, 10000), 5) // 5 chunks
 		switch i {

@@ -43,6 +43,7 @@ type subcommand struct {
 func subcommands() []subcommand {
 	return []subcommand{
 		{"record", "record a concurrency sweep against an OpenAI-compatible server into Parquet", runRecord},
+		{"import", "turn vLLM, SGLang, AIPerf or guidellm results into a trace", runImport},
 		{"analyze", "per-level statistics, capacity model, fits and the realistic ceiling", runAnalyze},
 		{"report", "write a standalone HTML report of one or more runs", runReport},
 		{"plan", "print the KV/memory budget and propose sweep levels before recording", runPlan},
@@ -66,6 +67,7 @@ Example:
   ceiling record --url http://127.0.0.1:8000 --concurrency 1,2,4,8,16,32 -o run.parquet
   ceiling analyze run.parquet
   ceiling report run.parquet -o report.html
+  ceiling report vllm-results/*.json -o review.html   # results of vLLM, SGLang, AIPerf, guidellm
 
 Run 'ceiling <command> --help' for the flags of a command.
 `)

@@ -72,6 +72,28 @@ type RunInfo struct {
 	Workload string `json:"workload,omitempty"`
 	// Resumed lists when the recording was continued with --resume.
 	Resumed []time.Time `json:"resumed,omitempty"`
+	// Source says where an imported run came from (ceiling import); nil for a run
+	// ceiling recorded.
+	Source *SourceInfo `json:"source,omitempty"`
+}
+
+// SourceInfo describes the benchmark results an imported run was made from.
+type SourceInfo struct {
+	Tool    string   `json:"tool"` // vllm, vllm-sweep, sglang, aiperf, guidellm
+	Version string   `json:"version,omitempty"`
+	Files   []string `json:"files"`
+	// Missing lists, in words, what the source does not hold.
+	Missing  []string `json:"missing,omitempty"`
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// SourceReference is one of the source tool's own summary numbers for a level, in
+// seconds for latencies and per second for rates.
+type SourceReference struct {
+	Metric string  `json:"metric"` // ttft, tpot, itl, e2e, output_tok_s, request_s, requests
+	Stat   string  `json:"stat"`   // mean, p50, p90, p95, p99, value
+	Value  float64 `json:"value"`
+	Key    string  `json:"key"` // the tool's own name for it
 }
 
 // Target is the server and model a run measured. BaseURL never carries credentials.
@@ -152,4 +174,14 @@ type LevelInfo struct {
 	// (output tokens / first send to last end), as the progress line shows it and
 	// --concurrency auto compares it.
 	OutputTokS float64 `json:"output_tok_s,omitempty"`
+	// Imported levels only. Label says which source file (line, sweep point) the
+	// level came from. Timing is "relative" when the source tool saved no send
+	// times: every request's sent_ns is 0, so latencies are exact but positions in
+	// time mean nothing, and throughput must come from SourceDurationS, the tool's
+	// own measured duration of the level. References are the tool's own summary
+	// numbers.
+	Label           string            `json:"label,omitempty"`
+	Timing          string            `json:"timing,omitempty"`
+	SourceDurationS float64           `json:"source_duration_s,omitempty"`
+	References      []SourceReference `json:"references,omitempty"`
 }

@@ -10,7 +10,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/ceiling-llm/ceiling/record"
+	"github.com/ceiling-llm/ceiling/record/trace"
 	"github.com/parquet-go/parquet-go"
 )
 
@@ -37,11 +37,11 @@ func Write(path string, cfg Config) error {
 	}
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x9e3779b97f4a7c15))
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	info := record.RunInfo{
+	info := trace.RunInfo{
 		Tool: "ceiling", Version: "gentrace", RunID: "gentrace", Started: start,
-		Target: record.Target{BaseURL: "http://synthetic", Endpoint: "chat", Model: "synthetic"},
-		Plan:   record.Plan{Mode: "closed", Concurrency: cfg.Levels, RequestsPerLevel: cfg.Requests / len(cfg.Levels), Seed: cfg.Seed},
-		Server: record.ServerInfo{Kind: "unknown"},
+		Target: trace.Target{BaseURL: "http://synthetic", Endpoint: "chat", Model: "synthetic"},
+		Plan:   trace.Plan{Mode: "closed", Concurrency: cfg.Levels, RequestsPerLevel: cfg.Requests / len(cfg.Levels), Seed: cfg.Seed},
+		Server: trace.ServerInfo{Kind: "unknown"},
 	}
 	meta, err := json.Marshal(info)
 	if err != nil {
@@ -51,14 +51,14 @@ func Write(path string, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("creating %s: %w", path, err)
 	}
-	w := parquet.NewGenericWriter[record.Row](f,
-		parquet.KeyValueMetadata(record.MetaSchemaVersion, record.SchemaVersion),
-		parquet.KeyValueMetadata(record.MetaRun, string(meta)),
+	w := parquet.NewGenericWriter[trace.Row](f,
+		parquet.KeyValueMetadata(trace.MetaSchemaVersion, trace.SchemaVersion),
+		parquet.KeyValueMetadata(trace.MetaRun, string(meta)),
 		parquet.Compression(&parquet.Zstd),
 		parquet.MaxRowsPerRowGroup(int64(cfg.RowGroupRows)),
 	)
 	const batch = 1024
-	buf := make([]record.Row, 0, batch)
+	buf := make([]trace.Row, 0, batch)
 	gapPool := make([]int32, batch*(cfg.Chunks-1))
 	flush := func() error {
 		if _, err := w.Write(buf); err != nil {
@@ -102,7 +102,7 @@ func Write(path string, cfg Config) error {
 			out := int32(cfg.Chunks)
 			prompt := int32(1024)
 			fin := "length"
-			buf = append(buf, record.Row{
+			buf = append(buf, trace.Row{
 				RunID: "gentrace", Level: int32(li), Concurrency: int32(conc), RequestID: id, Worker: int32(wk),
 				ScheduledNs: sent, SentNs: sent, FirstTokenNs: &first, FirstContentNs: &first, EndNs: end,
 				ChunkGapsUs: gs, PromptTokens: &prompt, OutputTokens: &out, TokensSource: "usage",

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ceiling-llm/ceiling/analyze"
+)
+
+// peerDir holds real vLLM results (see its INDEX.md); read in place, never copied.
+const peerDir = "../../../shared/peer-results"
+
+func needPeers(t *testing.T) {
+	t.Helper()
+	if _, err := os.Stat(peerDir); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("peer results missing at %s: %v", peerDir, err)
+		}
+		t.Skipf("peer results not found at %s (%v)", peerDir, err)
+	}
+}
+
+func TestImportUsage(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"import", "--help"}, exitOK, "Example:"},
+		{[]string{"import"}, exitUsage, "no file given"},
+		{[]string{"import", "x.json"}, exitUsage, "-o must name"},
+		{[]string{"import", "--from", "nope", "x.json", "-o", "y.parquet"}, exitUsage, "--from must be one of"},
+		{[]string{"import", "/nonexistent/x.json", "-o", filepath.Join(t.TempDir(), "y.parquet")}, exitFailed, "/nonexistent/x.json"},
+	} {
+		code, stdout, stderr := runCLI(c.args...)
+		if code != c.code || !strings.Contains(stdout+stderr, c.want) {
+			t.Errorf("ceiling %s: exit %d, want %d with %q\nstdout: %s\nstderr: %s", strings.Join(c.args, " "), code, c.code, c.want, stdout, stderr)
+		}
+	}
+	if _, stdout, _ := runCLI("--help"); !strings.Contains(stdout, "import") {
+		t.Errorf("the command list does not name import:\n%s", stdout)
+	}
+}
+
+// TestImportAndReportVLLMSweep imports the real H100 sweep, checks the printed
+// comparison, and reports the JSON files directly: 9 levels ordered 1..256 whose
+// throughput is vLLM's own.
+func TestImportAndReportVLLMSweep(t *testing.T) {
+	needPeers(t)
+	files, err := filepath.Glob(filepath.Join(peerDir, "aurotripathy-*h100*.json"))
+	if err != nil || len(files) != 9 {
+		t.Fatalf("want the 9 H100 files, got %d (%v)", len(files), err)
+	}
+	dir := t.TempDir()
+	out := filepath.Join(dir, "h100.parquet")
+	stdout := ceiling(t, append(append([]string{"import"}, files...), "-o", out)...)
+	if !strings.Contains(stdout, "compared 108 of vllm's own summary numbers") || !strings.Contains(stdout, ": 0 differ") {
+		t.Errorf("comparison output:\n%s", stdout)
+	}
+
+	js := ceiling(t, append([]string{"analyze", "--format", "json"}, files...)...)
+	var a analyze.Analysis
+	if err := json.Unmarshal([]byte(js), &a); err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Runs) != 1 || len(a.Runs[0].Levels) != 9 {
+		t.Fatalf("want 1 run of 9 levels, got %d runs", len(a.Runs))
+	}
+	for i, l := range a.Runs[0].Levels {
+		if l.Concurrency != 1<<i {
+			t.Errorf("level %d has concurrency %d, want %d", i, l.Concurrency, 1<<i)
+		}
+	}
+	var want map[string]any
+	data, err := os.ReadFile(files[8])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &want); err != nil {
+		t.Fatal(err)
+	}
+	if got, w := a.Runs[0].Levels[8].OutputTokS, want["output_throughput"].(float64); got != w {
+		t.Errorf("c=256 output tok/s %v, vLLM %v", got, w)
+	}
+
+	html := filepath.Join(dir, "h100.html")
+	ceiling(t, append(append([]string{"report"}, files...), "-o", html)...)
+	page, err := os.ReadFile(html)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(page), "imported from vllm") {
+		t.Error("the report does not say the run was imported")
+	}
+}
+
+func TestImportRefusesSummaryOnly(t *testing.T) {
+	needPeers(t)
+	f := filepath.Join(peerDir, "other-tools", "vllm", "er0080-opt125m-v0.25.1-c2-summaryonly.json")
+	code, _, stderr := runCLI("import", f, "-o", filepath.Join(t.TempDir(), "x.parquet"))
+	if code != exitFailed || !strings.Contains(stderr, "per-request data is needed") || !strings.Contains(stderr, "--save-detailed") {
+		t.Errorf("exit %d, stderr %s", code, stderr)
+	}
+}

@@ -13,21 +13,21 @@ import (
 
 // runView is what the page shows of one run besides its charts.
 type runView struct {
-	Index    int
-	Label    string
-	Model    string
-	Color    string
-	Source   string
-	Verdict  string
-	Found    bool // a ceiling was found in the tested range
+	Index   int
+	Label   string
+	Model   string
+	Color   string
+	Source  string
+	Verdict string
+	Found   bool // a ceiling was found in the tested range
 	// Deployment and Workload are the summary's lines on what was measured.
 	Deployment string
 	Workload   string
-	Evidence []string
-	Warnings []string
-	Cards    []card
-	Table    levelTable
-	Meta     []metaRow
+	Evidence   []string
+	Warnings   []string
+	Cards      []card
+	Table      levelTable
+	Meta       []metaRow
 	// MetaCols splits Meta into columns: two for a single run (a long list reads
 	// badly at full width), one per run otherwise.
 	MetaCols [][]metaRow

@@ -72,9 +72,8 @@ type Level struct {
 	// is fractional): OutputTokS = WindowOutputTokens / WindowS.
 	WindowOutputTokens float64 `json:"window_output_tokens"`
 	// OutputTokens is LevelOutputTokens under its first name, kept for consumers
-	// that read it.
-	//
-	// Deprecated: use LevelOutputTokens or WindowOutputTokens.
+	// that read it; new code should say which count it means and use
+	// LevelOutputTokens or WindowOutputTokens.
 	OutputTokens     int64   `json:"output_tokens"`
 	MeanPromptTokens float64 `json:"mean_prompt_tokens"`
 	MeanOutputTokens float64 `json:"mean_output_tokens"`

@@ -57,19 +57,32 @@ type Level struct {
 	ErrorKinds map[string]int `json:"error_kinds,omitempty"`
 	WindowS    float64        `json:"window_s"`
 	// WindowStartS and WindowEndS are offsets from the level's first send.
-	WindowStartS       float64  `json:"window_start_s"`
-	WindowEndS         float64  `json:"window_end_s"`
-	OutputTokS         float64  `json:"output_tok_s"`
-	NaiveOutputTokS    float64  `json:"naive_output_tok_s"`
-	RequestS           float64  `json:"request_s"`
-	NaiveRequestS      float64  `json:"naive_request_s"`
-	GoodputRequestS    *float64 `json:"goodput_request_s"` // null without SLOs
-	DecodeConcurrency  float64  `json:"decode_concurrency"`
-	WaitingConcurrency float64  `json:"waiting_concurrency"`
+	WindowStartS      float64  `json:"window_start_s"`
+	WindowEndS        float64  `json:"window_end_s"`
+	OutputTokS        float64  `json:"output_tok_s"`
+	NaiveOutputTokS   float64  `json:"naive_output_tok_s"`
+	RequestS          float64  `json:"request_s"`
+	NaiveRequestS     float64  `json:"naive_request_s"`
+	GoodputRequestS   *float64 `json:"goodput_request_s"` // null without SLOs
+	DecodeConcurrency float64  `json:"decode_concurrency"`
+	// WaitingConcurrency is the queue+prefill concurrency: requests between send and
+	// first token (queued, or being prefilled), by Little's law over the window. It
+	// is not pure queueing: at concurrency 1 it is the prefill share of each request.
+	WaitingConcurrency float64 `json:"waiting_concurrency"`
 	// PerUserTokS is the median over requests of output_tokens / (E2E - TTFT):
 	// what one user sees while the server serves this many.
-	PerUserTokS      float64 `json:"per_user_tok_s"`
-	OutputTokens     int64   `json:"output_tokens"` // sum over successful non-warm-up requests
+	PerUserTokS float64 `json:"per_user_tok_s"`
+	// LevelOutputTokens is the sum over every successful non-warm-up request of the
+	// level, window or not; NaiveOutputTokS divides it by the level's span.
+	LevelOutputTokens int64 `json:"level_output_tokens"`
+	// WindowOutputTokens counts only the tokens that arrived inside the steady-state
+	// window (a request straddling an edge counts in proportion to its chunks, so it
+	// is fractional): OutputTokS = WindowOutputTokens / WindowS.
+	WindowOutputTokens float64 `json:"window_output_tokens"`
+	// OutputTokens is LevelOutputTokens under its first name, kept for consumers
+	// that read it; new code should say which count it means and use
+	// LevelOutputTokens or WindowOutputTokens.
+	OutputTokens     int64   `json:"output_tokens"`
 	MeanPromptTokens float64 `json:"mean_prompt_tokens"`
 	MeanOutputTokens float64 `json:"mean_output_tokens"`
 	TTFT             Summary `json:"ttft_s"`
@@ -140,7 +153,11 @@ type Ceilings struct {
 	KV    *float64 `json:"kv"`
 	Batch *float64 `json:"batch"`
 	Knee  *float64 `json:"knee"`
-	SLO   *float64 `json:"slo"`
+	// SLO is a whole number of requests in closed loop, the most a user can
+	// configure and still meet the targets: the floor of the crossing interpolated
+	// between the last level that met them and the first that missed (which the
+	// evidence states), never below the last level that met them.
+	SLO *float64 `json:"slo"`
 }
 
 // Ceiling is the realistic ceiling: the lowest of Ceilings, with the limit that binds
@@ -183,4 +200,16 @@ type MetricSeries struct {
 	Name   string       `json:"name"`
 	Labels string       `json:"labels,omitempty"`
 	Points [][2]float64 `json:"points"`
+	// Levels aggregate the series inside each level's steady-state window, from
+	// every scrape (before thinning): what a reviewer compares across levels.
+	Levels []MetricLevel `json:"levels,omitempty"`
+}
+
+// MetricLevel is one metric inside one level's steady-state window: the mean and
+// the maximum of the N scraped values (or per-scrape rates, for counters).
+type MetricLevel struct {
+	Level int     `json:"level"`
+	N     int     `json:"n"`
+	Mean  float64 `json:"mean"`
+	Max   float64 `json:"max"`
 }

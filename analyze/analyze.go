@@ -59,15 +59,10 @@ func analyzeSource(ctx context.Context, name string, opt Options) ([]Run, error)
 		}
 	}
 
-	var metrics []MetricSeries
+	var metrics map[[2]string][]metricPoint
 	var metricsErr error
 	if src.sidecar != "" {
-		m, err := loadMetrics(ctx, src.sidecar)
-		if err != nil {
-			metricsErr = err
-		} else {
-			metrics = thinMetrics(m, src.meta.Started.UnixNano())
-		}
+		metrics, metricsErr = loadMetrics(ctx, src.sidecar)
 	}
 
 	ids := wp.runs
@@ -88,7 +83,7 @@ func analyzeSource(ctx context.Context, name string, opt Options) ([]Run, error)
 			return nil, err
 		}
 		if own {
-			r.Metrics = metrics
+			r.Metrics = thinMetrics(metrics, src.meta.Started.UnixNano(), levelWindows(acc))
 			if metricsErr != nil {
 				r.Warnings = append(r.Warnings, fmt.Sprintf("server metrics not read: %v", metricsErr))
 			}
@@ -213,7 +208,8 @@ func timelineLevel(r *Run, want int) (int32, bool) {
 // thinMetrics turns the sidecar's selected series into plot series: gauges as they
 // are, counters as per-second rates between scrapes, times in seconds from start
 // (the run's start, or the first scrape), at most metricPointsMax points each.
-func thinMetrics(m map[[2]string][]metricPoint, startNs int64) []MetricSeries {
+// Each series also gets its aggregates inside the levels' steady-state windows.
+func thinMetrics(m map[[2]string][]metricPoint, startNs int64, windows []levelWindow) []MetricSeries {
 	if len(m) == 0 {
 		return nil
 	}
@@ -259,6 +255,7 @@ func thinMetrics(m map[[2]string][]metricPoint, startNs int64) []MetricSeries {
 		if len(series) == 0 {
 			continue
 		}
+		s.Levels = metricLevels(series, windows, startNs)
 		if every := (len(series) + metricPointsMax - 1) / metricPointsMax; every > 1 {
 			thin := series[:0]
 			for i := 0; i < len(series); i += every {

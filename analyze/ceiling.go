@@ -190,7 +190,7 @@ func sloTarget(slo SLO, name string) float64 {
 
 // sloCeiling is the largest concurrency meeting the SLOs: walking up the levels, the
 // first that misses them, with the crossing interpolated linearly between it and the
-// level below (in the worst p99/target ratio). A later level that happens to meet the
+// level below (in the worst p99/target ratio) and rounded down to whole requests. A later level that happens to meet the
 // SLOs again does not lift it: the ceiling is where serving stops being reliable.
 // below is true when even the lowest level misses the SLOs (value 0).
 func sloCeiling(levels []Level, slo SLO) (value float64, evidence string, found, below bool) {
@@ -215,12 +215,16 @@ func sloCeiling(levels []Level, slo SLO) (value float64, evidence string, found,
 		prev := ls[i-1]
 		rp, _ := sloRatio(prev, slo)
 		pn := offered(prev)
-		value = pn
+		cross := pn
 		if !math.IsInf(r, 1) && r > rp {
-			value = pn + (1-rp)/(r-rp)*(n-pn)
+			cross = pn + (1-rp)/(r-rp)*(n-pn)
 		}
-		return value, fmt.Sprintf("%s %s misses the %s SLO at concurrency %g; it is met at %g; crossing interpolated at %.1f",
-			name, got, fmtSeconds(sloTarget(slo, name)), n, pn, value), true, false
+		// A concurrency a user configures is whole: the floor of the crossing, but
+		// never below the level that met the targets (an open-loop level's measured
+		// concurrency is fractional and was met as it stands).
+		value = math.Max(pn, math.Floor(cross))
+		return value, fmt.Sprintf("%s %s misses the %s SLO at concurrency %g; it is met at %g; crossing interpolated at %.2f, so it is met up to %g concurrent requests",
+			name, got, fmtSeconds(sloTarget(slo, name)), n, pn, cross, value), true, false
 	}
 	if len(ls) > 0 {
 		return 0, fmt.Sprintf("every tested level up to concurrency %g meets the SLOs at %s", offered(ls[len(ls)-1]), sloPercentile), false, false

@@ -188,9 +188,9 @@ func writeRun(b *strings.Builder, r *Run, md bool) {
 
 	heading(b, md, 2, "Ceilings")
 	c := r.Ceilings
-	line("kv %s · batch %s · knee %s · slo %s", optCell(c.KV, 1), optCell(c.Batch, 1), optCell(c.Knee, 1), optCell(c.SLO, 1))
+	line("kv %s · batch %s · knee %s · slo %s", optCell(c.KV, 1), concCell(c.Batch), concCell(c.Knee), concCell(c.SLO))
 	if r.Ceiling.Concurrency != nil {
-		line("realistic ceiling: %s concurrent requests, bound by %s", numCell(*r.Ceiling.Concurrency, 1), r.Ceiling.Binding)
+		line("realistic ceiling: %s concurrent requests, bound by %s", concCell(r.Ceiling.Concurrency), r.Ceiling.Binding)
 	} else {
 		line("realistic ceiling: not found in the tested range")
 	}
@@ -218,7 +218,7 @@ func writeRun(b *strings.Builder, r *Run, md bool) {
 
 func levelTable(r *Run) *table {
 	t := &table{head: []string{"level", "offered", "req", "err", "window", "out tok/s", "naive tok/s",
-		"req/s", "goodput/s", "decode", "waiting", "user tok/s", "mean in", "mean out"}}
+		"req/s", "goodput/s", "decode", "queue+prefill", "user tok/s", "mean in", "mean out"}}
 	for _, l := range r.Levels {
 		t.rows = append(t.rows, []string{
 			fmt.Sprint(l.Level), offeredLabel(l), fmt.Sprint(l.Requests), fmt.Sprint(l.Errors),
@@ -314,6 +314,15 @@ func optCell(v *float64, prec int) string {
 		return "—"
 	}
 	return numCell(*v, prec)
+}
+
+// concCell prints a concurrency: whole numbers (the batch, knee and SLO ceilings, a
+// level) without decimals, an interpolated one (the KV ceiling) with one.
+func concCell(v *float64) string {
+	if v != nil && *v == math.Trunc(*v) {
+		return numCell(*v, 0)
+	}
+	return optCell(v, 1)
 }
 
 // durCell prints seconds with a unit that keeps three significant digits.

@@ -493,6 +493,8 @@ func (l *levelAcc) finish(level int32, slo SLO) Level {
 		out.NaiveOutputTokS = float64(l.outTokens) / span
 		out.NaiveRequestS = float64(l.requests-l.errors) / span
 	}
+	out.LevelOutputTokens = l.outTokens
+	out.WindowOutputTokens = l.winTokens
 	out.OutputTokens = l.outTokens
 	if l.promptN > 0 {
 		out.MeanPromptTokens = float64(l.promptSum) / float64(l.promptN)

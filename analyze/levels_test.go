@@ -166,8 +166,12 @@ func TestKnownTrace(t *testing.T) {
 	// Waiting inside: A 90 (10 → 100), C 100, B 100, D 120 = 410 ms.
 	near(t, "waiting_concurrency", l.WaitingConcurrency, 0.410/0.270, 1e-9)
 	near(t, "per_user_tok_s", l.PerUserTokS, 5/0.040, 1e-9)
-	if l.OutputTokens != 20 {
-		t.Errorf("output tokens = %d, want 20", l.OutputTokens)
+	// 17 of the level's 20 tokens arrive inside the window: the window count, not the
+	// level total, is what output_tok_s divides.
+	near(t, "window_output_tokens", l.WindowOutputTokens, 17, 1e-9)
+	near(t, "window tokens / window", l.WindowOutputTokens/l.WindowS, l.OutputTokS, 1e-9)
+	if l.LevelOutputTokens != 20 || l.OutputTokens != l.LevelOutputTokens {
+		t.Errorf("level output tokens = %d (old name %d), want 20", l.LevelOutputTokens, l.OutputTokens)
 	}
 	near(t, "mean prompt", l.MeanPromptTokens, 10, 0)
 	near(t, "mean output", l.MeanOutputTokens, 5, 0)

@@ -12,7 +12,7 @@ import (
 )
 
 // TestBrowser opens reports in headless Chromium and checks that every chart drew
-// (its canvas holds pixels and its series hold data), that no script error occurred,
+// (its SVG holds shapes and its series hold data), that no script error occurred,
 // and that hostile strings injected nothing, even with every tooltip opened once.
 func TestBrowser(t *testing.T) {
 	bin := browsertest.Chromium(t)
@@ -51,8 +51,9 @@ func TestBrowser(t *testing.T) {
 			if strings.Contains(dom, `<img src="x"`) || strings.Contains(dom, "<img src=x") {
 				t.Errorf("an injected <img> is in the DOM")
 			}
-			if tc.minCharts > 0 && !strings.Contains(dom, `src="data:image/png;base64,`) {
-				t.Errorf("no print images were made")
+			// Every chart has its print copy, drawn as SVG at the print width.
+			if n := strings.Count(dom, `class="chart-print"`); tc.minCharts > 0 && strings.Count(dom, `viewBox="0 0 `) < n {
+				t.Errorf("%d charts but fewer print copies with a viewBox", n)
 			}
 		})
 	}

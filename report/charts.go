@@ -53,7 +53,7 @@ type chartBuilder struct {
 func (b *chartBuilder) add(c echart, tip, xUnit, yUnit, title, caption string, wide bool, height int) chartView {
 	id := fmt.Sprintf("chart-%d", len(b.specs)+1)
 	c.Validate()
-	raw, err := json.Marshal(c.JSON())
+	raw, err := layoutJSON(c.JSON())
 	if err != nil && b.err == nil {
 		b.err = fmt.Errorf("chart %q: %w", title, err)
 	}
@@ -69,9 +69,16 @@ type axis struct {
 	name string
 	log  bool // geometric sweep: log scale, base 2
 	min  float64
-	max  float64
+	max  float64 // the highest tested level
+	// top is where the axis ends: beyond max when a ceiling lies past the sweep
+	// (up to reachFactor × max), so that every ceiling the caption promises is drawn.
+	top  float64
 	rate bool // open loop: offered rate instead of concurrency
 }
+
+// reachFactor is how far past the highest tested level the concurrency axis extends
+// to show a ceiling; one further out is marked at the edge with its value.
+const reachFactor = 4
 
 func sweepAxis(runs []analyze.Run) axis {
 	a := axis{name: "Concurrency (requests in flight)", min: math.Inf(1), max: math.Inf(-1)}
@@ -98,10 +105,29 @@ func sweepAxis(runs []analyze.Run) axis {
 	}
 	if a.min > 0 && !math.IsInf(a.min, 0) && a.max/a.min >= 16 {
 		a.log = true
-		a.name += ", log scale"
+		a.name = strings.TrimSuffix(a.name, ")") + ", log₂ scale)"
+	}
+	a.top = a.max
+	return a
+}
+
+// reaching returns the axis extended to the ceilings that lie past the sweep (up to
+// reachFactor × its highest level), for the charts that mark them.
+func (a axis) reaching(runs []analyze.Run) axis {
+	if !a.rate {
+		for _, r := range runs {
+			for _, v := range []*float64{r.Ceilings.KV, r.Ceilings.Batch, r.Ceilings.Knee, r.Ceilings.SLO, r.Ceiling.Concurrency} {
+				if v != nil && finite(*v) && *v > a.top && *v <= reachFactor*a.max {
+					a.top = *v
+				}
+			}
+		}
 	}
 	return a
 }
+
+// beyond reports whether a concurrency lies past the end of the axis.
+func (a axis) beyond(v float64) bool { return v > a.top*(1+1e-9) }
 
 func levelXValue(l *analyze.Level, open bool) float64 {
 	if open {
@@ -111,47 +137,60 @@ func levelXValue(l *analyze.Level, open bool) float64 {
 }
 
 func (a axis) xAxis() opts.XAxis {
-	x := opts.XAxis{Type: "value", Name: a.name, NameLocation: "middle", NameGap: 30, Scale: opts.Bool(true)}
+	x := opts.XAxis{Type: "value", Name: a.name, Scale: opts.Bool(true)}
 	if a.log {
 		x.Type = "log"
 	}
 	return x
 }
 
-// patchLogBase2 makes a log x axis use base 2, which matches sweeps that double.
+// patchLogBase2 makes a log x axis use base 2, which matches sweeps that double, and
+// extends the axis to a ceiling beyond the sweep.
 func patchLogBase2(a axis) optionPatch {
 	return optionPatch{fn: func(m map[string]interface{}) {
-		if !a.log {
+		xs, ok := m["xAxis"].([]opts.XAxis)
+		if !ok || len(xs) == 0 {
 			return
 		}
-		if xs, ok := m["xAxis"].([]opts.XAxis); ok && len(xs) > 0 {
+		if a.log {
 			m["xAxis"] = []map[string]interface{}{{
-				"type": "log", "logBase": 2, "name": xs[0].Name, "nameLocation": "middle", "nameGap": 30,
-				"min": math.Pow(2, math.Floor(math.Log2(a.min))), "max": math.Pow(2, math.Ceil(math.Log2(a.max))),
+				"type": "log", "logBase": 2, "name": xs[0].Name,
+				"min": math.Pow(2, math.Floor(math.Log2(a.min))), "max": math.Pow(2, math.Ceil(math.Log2(a.top))),
 			}}
+		} else if a.top > a.max {
+			m["xAxis"] = []map[string]interface{}{{"type": "value", "name": xs[0].Name, "scale": true, "max": niceCeil(a.top)}}
 		}
 	}}
+}
+
+// niceCeil rounds v up to a multiple of a power of ten's half, a tidy axis end.
+func niceCeil(v float64) float64 {
+	if !(v > 0) {
+		return v
+	}
+	step := math.Pow(10, math.Floor(math.Log10(v))) / 2
+	return math.Ceil(v/step) * step
 }
 
 // baseOpts are the options every chart shares; grid overrides the default plot area
 // (go-echarts appends grids, so a chart must not add a second one).
 func baseOpts(title string, grid ...opts.Grid) []charts.GlobalOpts {
-	g := opts.Grid{Left: "72", Right: "40", Top: "44", Bottom: "56"}
+	g := opts.Grid{Top: "56"}
 	if len(grid) > 0 {
 		g = grid[0]
 	}
 	return []charts.GlobalOpts{
 		charts.WithAnimation(false),
-		charts.WithInitializationOpts(opts.Initialization{Renderer: "canvas", PageTitle: title}),
+		charts.WithInitializationOpts(opts.Initialization{Renderer: "svg", PageTitle: title}),
 		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis"}),
-		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Type: "scroll", Top: "0", Left: "center"}),
+		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Top: "0", Left: "center"}),
 		charts.WithGridOpts(g),
 		charts.WithColorsOpts(opts.Colors(palette)),
 	}
 }
 
 func yAxis(name string) opts.YAxis {
-	return opts.YAxis{Type: "value", Name: name, NameLocation: "middle", NameGap: 52}
+	return opts.YAxis{Type: "value", Name: name}
 }
 
 // pt is one [x, y] point; non-finite values are dropped by the callers.
@@ -210,14 +249,97 @@ type markLine struct {
 
 func vline(x float64, text, color, typ string, width float32) markLine {
 	return markLine{Name: text, XAxis: &x,
-		Label:     &opts.Label{Show: opts.Bool(true), Formatter: "{b}", Color: color, Position: "insideEndTop"},
+		Label:     &opts.Label{Show: opts.Bool(true), Formatter: "{b}", Color: color, Position: "insideEndTop", FontSize: fontSize},
 		LineStyle: &opts.LineStyle{Color: color, Type: typ, Width: width}}
 }
 
 func hline(y float64, text, color, typ string) markLine {
 	return markLine{Name: text, YAxis: &y,
-		Label:     &opts.Label{Show: opts.Bool(true), Formatter: "{b}", Color: color, Position: "insideEndTop"},
+		Label:     &opts.Label{Show: opts.Bool(true), Formatter: "{b}", Color: color, Position: "insideEndTop", FontSize: fontSize},
 		LineStyle: &opts.LineStyle{Color: color, Type: typ, Width: 1.5}}
+}
+
+// vlinePositions alternate the end of the line a vertical mark's label sits at.
+var vlinePositions = []string{"insideEndTop", "insideStartTop"}
+
+// mark is one vertical mark before marks at the same concurrency are merged.
+type mark struct {
+	x     float64
+	text  string
+	color string
+	solid bool
+}
+
+// verticalMarks turns marks into mark lines: marks at the same concurrency become one
+// line with one label ("ceiling 4 (server batch) · knee 4", not two labels drawn over
+// each other), a mark past the end of the axis is drawn at the edge with its value
+// and an arrow, and the labels of successive lines alternate sides.
+func verticalMarks(ms []mark, ax axis) []markLine { return verticalMarksFrom(ms, ax, 0) }
+
+// verticalMarksFrom is verticalMarks with the first label at vlinePositions[from]:
+// 1 starts at the bottom end, where a chart's horizontal lines leave room.
+func verticalMarksFrom(ms []mark, ax axis, from int) []markLine {
+	type group struct {
+		x      float64
+		texts  []string
+		colors map[string]bool
+		color  string
+		solid  bool
+		beyond bool
+	}
+	var gs []*group
+	for _, m := range ms {
+		if !finite(m.x) {
+			continue
+		}
+		x, beyond := m.x, ax.beyond(m.x)
+		if beyond {
+			x = ax.top
+			if ax.log {
+				x = math.Pow(2, math.Ceil(math.Log2(ax.top)))
+			}
+		}
+		var g *group
+		for _, o := range gs {
+			if math.Abs(o.x-x) <= 1e-9*math.Max(1, x) {
+				g = o
+			}
+		}
+		if g == nil {
+			g = &group{x: x, colors: map[string]bool{}, color: m.color}
+			gs = append(gs, g)
+		}
+		text := m.text
+		if beyond {
+			text += " →"
+			g.beyond = true
+		}
+		g.texts = append(g.texts, text)
+		g.colors[m.color] = true
+		g.solid = g.solid || m.solid
+	}
+	sort.SliceStable(gs, func(i, j int) bool { return gs[i].x < gs[j].x })
+	out := make([]markLine, 0, len(gs))
+	for k, g := range gs {
+		color := g.color
+		if len(g.colors) > 1 {
+			color = "#333333"
+		}
+		typ, width := "dashed", float32(1.5)
+		if g.solid {
+			typ, width = "solid", 2.5
+		}
+		text := strings.Join(g.texts, " · ")
+		if g.beyond {
+			text += " (beyond the axis)"
+		}
+		l := vline(g.x, text, color, typ, width)
+		// Successive lines put their labels at opposite ends (top, bottom), so two
+		// nearby lines' labels never face each other at the same height.
+		l.Label.Position = vlinePositions[(k+from)%len(vlinePositions)]
+		out = append(out, l)
+	}
+	return out
 }
 
 func withMarkLines(s *charts.SingleSeries, lines []markLine) {
@@ -291,7 +413,7 @@ func buildCharts(a *analyze.Analysis, labels []string, opt Options) ([]chartSpec
 	secs = append(secs, mem)
 
 	tl := section{ID: "timeline", Title: "Inside one level",
-		Intro: "Each bar is one request, in the order sent: waiting and prefill until the first token, then decode. The shaded band is the steady-state window the throughput figures use."}
+		Intro: "Each bar is one request, in the order sent: " + queuePrefill + " until the first token, then decode. The shaded band is the steady-state window the throughput figures use."}
 	maxReq := opt.MaxTimelineRequests
 	if maxReq <= 0 {
 		maxReq = 300
@@ -307,8 +429,14 @@ func buildCharts(a *analyze.Analysis, labels []string, opt Options) ([]chartSpec
 	secs = append(secs, tl)
 
 	met := section{ID: "metrics", Title: "Server metrics",
-		Intro: "Scraped from the server's /metrics endpoint during the run (the sidecar file), seconds from the start of the run."}
-	met.Charts, met.Notes = metricCharts(b, runs, labels)
+		Intro: "Scraped from the server's /metrics endpoint during the run (the sidecar file). Each point is one level: the mean (solid) and the maximum (dashed) of the scrapes inside its steady-state window; counters are shown as their rate per second. The scrape-by-scrape series are below, collapsed."}
+	met.Charts, met.Raw, met.Notes = metricCharts(b, runs, labels, ax)
+	if len(met.Raw) > 0 && len(met.Charts) == 0 {
+		// No per-level aggregates (an analysis from an older ceiling): the raw
+		// series are all there is, so show them.
+		met.Charts, met.Raw = met.Raw, nil
+		met.Intro = "Scraped from the server's /metrics endpoint during the run (the sidecar file), seconds from the start of the run; counters are shown as their rate per second."
+	}
 	secs = append(secs, met)
 
 	if b.err != nil {
@@ -320,6 +448,7 @@ func buildCharts(a *analyze.Analysis, labels []string, opt Options) ([]chartSpec
 }
 
 func throughputChart(b *chartBuilder, runs []analyze.Run, labels []string, ax axis) chartView {
+	ax = ax.reaching(runs)
 	c := charts.NewLine()
 	c.SetGlobalOptions(append(baseOpts("throughput"),
 		charts.WithXAxisOpts(ax.xAxis()),
@@ -334,58 +463,69 @@ func throughputChart(b *chartBuilder, runs []analyze.Run, labels []string, ax ax
 			ps = append(ps, pt{levelXValue(l, ax.rate), l.OutputTokS})
 		}
 		s := lineSeries(seriesName(labels, i, ""), points(ps), color, "solid", true)
-		if !ax.rate {
-			withMarkLines(&s, ceilingLines(r, color, len(runs) > 1))
+		if !ax.rate && i == 0 {
+			withMarkLines(&s, verticalMarks(ceilingMarks(runs, labels), ax))
 		}
 		c.MultiSeries = append(c.MultiSeries, s)
 		if f := r.Fit.USL; f != nil && !ax.rate && len(ps) > 0 {
 			c.MultiSeries = append(c.MultiSeries, lineSeries(seriesName(labels, i, "USL fit"), points(uslCurve(f, ax)), color, "dashed", false))
 		}
 	}
-	caption := "Points are measured levels; the dashed curve is the USL fit X(N) = λN / (1 + σ(N−1) + κN(N−1)). Vertical lines mark the ceilings; the solid one is the realistic ceiling."
+	caption := "Points are measured levels; the dashed curve is the USL fit X(N) = λN / (1 + σ(N−1) + κN(N−1)) over the tested range. Vertical lines mark every ceiling (the solid one is the realistic ceiling); the axis extends past the sweep to show a ceiling beyond it, and one too far out is marked at the edge with an arrow."
+	if len(runs) > 1 {
+		caption += " A line has its run's colour; grey where several runs' ceilings coincide."
+	}
 	return b.add(c, "", "", "tok/s", "Output throughput vs concurrency", caption, true, 420)
 }
 
-// ceilingLines marks every ceiling of a run; the realistic one is drawn solid.
-func ceilingLines(r *analyze.Run, color string, multi bool) []markLine {
-	var out []markLine
-	bind := r.Ceiling.Binding
-	lineColor := func(kind string) string {
-		if multi {
-			return color
+// ceilingMarks marks every ceiling of every run; the realistic one is drawn solid.
+// Several runs share the chart, so their marks are merged together.
+func ceilingMarks(runs []analyze.Run, labels []string) []mark {
+	var out []mark
+	multi := len(runs) > 1
+	for i := range runs {
+		r := &runs[i]
+		// Several runs: a mark takes its run's colour (a run's name would make the
+		// label too long to fit beside its line).
+		prefix := ""
+		lineColor := func(kind string) string {
+			if multi {
+				return runColor(i)
+			}
+			switch kind {
+			case "ceiling":
+				return "#B00020"
+			case "kv":
+				return "#7B3294"
+			case "batch":
+				return "#1B7837"
+			case "slo":
+				return "#C2185B"
+			}
+			return "#555555"
 		}
-		switch kind {
-		case "ceiling":
-			return "#B00020"
-		case "kv":
-			return "#7B3294"
-		case "batch":
-			return "#1B7837"
-		case "slo":
-			return "#C2185B"
+		bind := r.Ceiling.Binding
+		if c := r.Ceiling.Concurrency; c != nil {
+			text := "ceiling " + fmtConc(*c)
+			if bind != "" {
+				text += " (" + bindingName(bind) + ")"
+			}
+			out = append(out, mark{x: *c, text: prefix + text, color: lineColor("ceiling"), solid: true})
 		}
-		return "#555555"
+		add := func(kind string, v *float64, name string) {
+			if v == nil || !finite(*v) {
+				return
+			}
+			if kind == bind && r.Ceiling.Concurrency != nil && math.Abs(*r.Ceiling.Concurrency-*v) < 1e-9 {
+				return // already drawn as the realistic ceiling
+			}
+			out = append(out, mark{x: *v, text: prefix + name + " " + fmtConc(*v), color: lineColor(kind)})
+		}
+		add("kv", r.Ceilings.KV, "KV")
+		add("batch", r.Ceilings.Batch, "batch")
+		add("knee", r.Ceilings.Knee, "knee")
+		add("slo", r.Ceilings.SLO, "SLO")
 	}
-	if c := r.Ceiling.Concurrency; c != nil {
-		text := "ceiling " + fmtConc(*c)
-		if bind != "" {
-			text += " (" + bindingName(bind) + ")"
-		}
-		out = append(out, vline(*c, text, lineColor("ceiling"), "solid", 2.5))
-	}
-	add := func(kind string, v *float64, name string) {
-		if v == nil || !finite(*v) {
-			return
-		}
-		if kind == bind && r.Ceiling.Concurrency != nil && math.Abs(*r.Ceiling.Concurrency-*v) < 1e-9 {
-			return // already drawn as the realistic ceiling
-		}
-		out = append(out, vline(*v, name+" "+fmtConc(*v), lineColor(kind), "dashed", 1.5))
-	}
-	add("kv", r.Ceilings.KV, "KV")
-	add("batch", r.Ceilings.Batch, "batch")
-	add("knee", r.Ceilings.Knee, "knee")
-	add("slo", r.Ceilings.SLO, "SLO")
 	return out
 }
 
@@ -461,11 +601,19 @@ func latencyChart(b *chartBuilder, runs []analyze.Run, labels []string, ax axis,
 }
 
 func perUserChart(b *chartBuilder, runs []analyze.Run, labels []string) chartView {
+	xr, yr := dataRange(runs, func(l *analyze.Level) float64 { return l.OutputTokS }), dataRange(runs, func(l *analyze.Level) float64 { return l.PerUserTokS })
 	c := charts.NewLine()
 	c.SetGlobalOptions(append(baseOpts("per-user"),
 		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "item"}),
-		charts.WithXAxisOpts(opts.XAxis{Type: "value", Name: "Total output throughput (tok/s)", NameLocation: "middle", NameGap: 30, Scale: opts.Bool(true)}),
+		charts.WithXAxisOpts(opts.XAxis{Type: "value", Name: "Total output throughput (tok/s)", Scale: opts.Bool(true)}),
 		charts.WithYAxisOpts(yAxis("Per-user output speed (tok/s)")))...)
+	// Headroom above the top point, for its label (below the axis name).
+	c.Accept(optionPatch{fn: func(m map[string]interface{}) {
+		if ys, ok := m["yAxis"].([]opts.YAxis); ok && len(ys) > 0 {
+			m["yAxis"] = []map[string]interface{}{{"type": "value", "name": ys[0].Name, "boundaryGap": []string{"0", "18%"}}}
+		}
+	}})
+	var shown []labelled
 	for i := range runs {
 		r := &runs[i]
 		var data []interface{}
@@ -474,17 +622,29 @@ func perUserChart(b *chartBuilder, runs []analyze.Run, labels []string) chartVie
 			if !finite(l.OutputTokS) || !finite(l.PerUserTokS) {
 				continue
 			}
-			data = append(data, []interface{}{roundSig(l.OutputTokS, 5), roundSig(l.PerUserTokS, 4), levelX(l)})
+			p := pt{l.OutputTokS, l.PerUserTokS}
+			var item interface{} = []interface{}{roundSig(l.OutputTokS, 5), roundSig(l.PerUserTokS, 4), levelX(l)}
+			if crowded(p, levelX(l), shown, xr, yr) {
+				// Saturated levels sit on top of each other: label the first only.
+				item = map[string]interface{}{"value": item, "label": map[string]bool{"show": false}}
+			} else {
+				shown = append(shown, labelled{p, levelX(l)})
+			}
+			data = append(data, item)
 		}
 		s := lineSeries(seriesName(labels, i, ""), data, runColor(i), "solid", true)
-		s.Label = &opts.Label{Show: opts.Bool(true), Formatter: "{@[2]}", Position: "top", Color: "#444", FontSize: 10}
+		s.Label = &opts.Label{Show: opts.Bool(true), Formatter: "{@[2]}", Position: "top", Color: "#444", FontSize: smallFontSize}
+		// Levels crowd where throughput saturates: echarts hides a level label that
+		// would overlap another (the tooltip still names every point).
+		s.LabelLayout = &opts.LabelLayout{HideOverlap: opts.Bool(true)}
 		c.MultiSeries = append(c.MultiSeries, s)
 	}
-	caption := "Each point is a level, labelled with its concurrency: moving right buys total throughput, moving down costs each user speed."
+	caption := "Each point is a level, labelled with its concurrency where the label has room: moving right buys total throughput, moving down costs each user speed."
 	return b.add(c, "peruser", "tok/s", "tok/s", "Interactivity vs throughput", caption, false, 360)
 }
 
 func effectiveChart(b *chartBuilder, runs []analyze.Run, labels []string, ax axis) chartView {
+	ax = ax.reaching(runs)
 	c := charts.NewLine()
 	c.SetGlobalOptions(append(baseOpts("effective"),
 		charts.WithXAxisOpts(ax.xAxis()),
@@ -500,10 +660,20 @@ func effectiveChart(b *chartBuilder, runs []analyze.Run, labels []string, ax axi
 			wait = append(wait, pt{x, l.WaitingConcurrency})
 		}
 		sd := lineSeries(seriesName(labels, i, "in decode"), points(dec), runColor(i), "solid", true)
-		sw := lineSeries(seriesName(labels, i, "waiting / prefill"), points(wait), runColor(i), "dashed", true)
+		sw := lineSeries(seriesName(labels, i, queuePrefill), points(wait), runColor(i), "dashed", true)
 		sw.Symbol = "triangle"
-		if v := r.Ceilings.Batch; v != nil {
-			withMarkLines(&sd, []markLine{hline(*v, "batch plateau "+fmtConc(*v), "#1B7837", "dashed")})
+		if v := r.Ceilings.Batch; v != nil && !ax.rate {
+			// The ceiling is an offered concurrency (a vertical line); the plateau is
+			// the decode concurrency measured there (a horizontal one), lower by the
+			// share of each request's slot time that is prefill.
+			color := capColor(len(runs), i, "#1B7837")
+			lines := verticalMarks([]mark{{x: *v, text: "batch ceiling " + fmtConc(*v), color: color}}, ax)
+			if p, ok := decodePlateau(r, *v); ok {
+				pl := hline(p, "measured decode plateau "+fmtNum(p), color, "dotted")
+				pl.Label.Position = "insideStartTop"
+				lines = append(lines, pl)
+			}
+			withMarkLines(&sd, lines)
 		}
 		c.MultiSeries = append(c.MultiSeries, sd, sw)
 	}
@@ -519,8 +689,84 @@ func effectiveChart(b *chartBuilder, runs []analyze.Run, labels []string, ax axi
 		}
 		c.MultiSeries = append(c.MultiSeries, ref)
 	}
-	caption := "Little's law over the steady-state window: requests generating tokens and requests still waiting for their first token. Decode concurrency that stops following the offered line is the server's real batch limit."
+	caption := "Little's law over the steady-state window: requests generating tokens, and requests between send and first token (" + queuePrefill + "). Decode concurrency that stops following the offered line is the server's real batch limit: the dotted line is the plateau measured, the dashed one the batch ceiling as an offered concurrency."
 	return b.add(c, "", "", "requests", "Effective vs offered concurrency", caption, false, 360)
+}
+
+// dataRange is the span of get over every level of every run (1 when empty or flat).
+func dataRange(runs []analyze.Run, get func(*analyze.Level) float64) float64 {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for i := range runs {
+		for j := range runs[i].Levels {
+			if v := get(&runs[i].Levels[j]); finite(v) {
+				lo, hi = math.Min(lo, v), math.Max(hi, v)
+			}
+		}
+	}
+	if !(hi > lo) {
+		return 1
+	}
+	return hi - lo
+}
+
+// labelled is a point drawn with its label.
+type labelled struct {
+	p    pt
+	text string
+}
+
+// crowded reports whether a label for p would run into the label of a point already
+// labelled, on the narrowest chart (a plot about 300 px wide and 240 px high, 11 px
+// text): about 3% of the x range per character of the wider label, 9% of the y range.
+func crowded(p pt, text string, shown []labelled, xr, yr float64) bool {
+	for _, q := range shown {
+		chars := max(len([]rune(text)), len([]rune(q.text)))
+		if math.Abs(p[0]-q.p[0]) < 0.03*float64(chars)*xr && math.Abs(p[1]-q.p[1]) < 0.09*yr {
+			return true
+		}
+	}
+	return false
+}
+
+// stackedHLines places the labels of horizontal lines so that close lines do not
+// collide: from the lowest line up, labels go below the line and above it in turn,
+// at the left; an identical line (the same value and
+// text, from another run) is drawn once. The right end stays free for the labels of
+// vertical lines.
+func stackedHLines(ls []markLine) []markLine {
+	var out []markLine
+	seen := map[string]bool{}
+	for _, l := range ls {
+		key := fmt.Sprintf("%g|%s", *l.YAxis, l.Name)
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		out = append(out, l)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return *out[i].YAxis < *out[j].YAxis })
+	pos := []string{"insideStartBottom", "insideStartTop"}
+	for k := range out {
+		out[k].Label.Position = pos[k%len(pos)]
+	}
+	return out
+}
+
+// queuePrefill names the time from send to first token, and the concurrency of
+// requests in it, everywhere on the page: it is queueing plus prefill, not queueing
+// alone (at concurrency 1 nothing queues and it is the prefill share).
+const queuePrefill = "queue + prefill"
+
+// decodePlateau is the highest decode concurrency measured at or beyond the batch
+// ceiling: the batch the server actually runs.
+func decodePlateau(r *analyze.Run, ceiling float64) (float64, bool) {
+	best, ok := 0.0, false
+	for _, l := range r.Levels {
+		if l.Concurrency > 0 && float64(l.Concurrency) >= ceiling-1e-9 && finite(l.DecodeConcurrency) {
+			best, ok = math.Max(best, l.DecodeConcurrency), true
+		}
+	}
+	return best, ok
 }
 
 // pickLevels chooses up to three levels to compare ITL distributions: the first, the
@@ -585,11 +831,10 @@ func itlChart(b *chartBuilder, runs []analyze.Run, labels []string) (chartView, 
 	if len(hs) == 0 {
 		return chartView{}, false
 	}
-	xName := "Inter-token latency (ms)"
-	x := opts.XAxis{Type: "value", Name: xName, NameLocation: "middle", NameGap: 30, Scale: opts.Bool(true)}
+	x := opts.XAxis{Type: "value", Name: "Inter-token latency (ms)", Scale: opts.Bool(true)}
 	if logX {
 		x.Type = "log"
-		x.Name = xName + ", log scale"
+		x.Name = "Inter-token latency (ms, log scale)"
 	}
 	c := charts.NewLine()
 	c.SetGlobalOptions(append(baseOpts("itl"),
@@ -656,9 +901,8 @@ func memoryChart(b *chartBuilder, runs []analyze.Run, labels []string) (chartVie
 		return chartView{}, false
 	}
 	c := charts.NewBar()
-	c.SetGlobalOptions(append(baseOpts("memory", opts.Grid{Left: "16", Right: "40", Top: "60", Bottom: "56", ContainLabel: opts.Bool(true)}),
-		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Top: "0", Left: "center"}),
-		charts.WithXAxisOpts(opts.XAxis{Type: "value", Name: "Memory per GPU (GiB)", NameLocation: "middle", NameGap: 30}),
+	c.SetGlobalOptions(append(baseOpts("memory"),
+		charts.WithXAxisOpts(opts.XAxis{Type: "value", Name: "Memory per GPU (GiB)"}),
 		charts.WithYAxisOpts(opts.YAxis{Type: "category", Data: cats, Inverse: opts.Bool(true)}),
 	)...)
 	c.Accept(optionPatch{fn: func(m map[string]interface{}) {
@@ -678,10 +922,18 @@ func memoryChart(b *chartBuilder, runs []analyze.Run, labels []string) (chartVie
 		if !any {
 			continue // e.g. nothing unallocated: no empty legend entry
 		}
+		// The value inside each segment that has room for it (a sixth of the GPU
+		// holds "99.9 GiB" at the narrowest chart); smaller segments are named by the
+		// legend and the tooltip, and echarts hides any label that would still
+		// overlap another.
+		for k, bd := range budgets {
+			if float64(cp.get(bd)) < float64(bd.MemoryBytes)/6 {
+				data[k] = map[string]interface{}{"value": data[k], "label": map[string]bool{"show": false}}
+			}
+		}
 		s := charts.SingleSeries{Name: cp.name, Type: "bar", Stack: "memory", Data: data, BarMaxWidth: "56"}
 		s.ItemStyle = &opts.ItemStyle{Color: cp.color}
-		// The value inside each segment, when there is room for it.
-		s.Label = &opts.Label{Show: opts.Bool(true), Position: "inside", Formatter: "{c} GiB", Color: "#1d2330", FontSize: 11}
+		s.Label = &opts.Label{Show: opts.Bool(true), Position: "inside", Formatter: "{c} GiB", Color: "#1d2330", FontSize: smallFontSize}
 		s.LabelLayout = &opts.LabelLayout{HideOverlap: opts.Bool(true)}
 		c.MultiSeries = append(c.MultiSeries, s)
 	}
@@ -699,11 +951,14 @@ func hasCapacity(runs []analyze.Run) bool {
 }
 
 func kvChart(b *chartBuilder, runs []analyze.Run, labels []string, ax axis) chartView {
+	ax = ax.reaching(runs)
 	c := charts.NewLine()
 	c.SetGlobalOptions(append(baseOpts("kv"),
 		charts.WithXAxisOpts(ax.xAxis()),
 		charts.WithYAxisOpts(yAxis("KV cache (tokens)")))...)
 	c.Accept(patchLogBase2(ax))
+	var hs []markLine
+	var vs []mark
 	for i := range runs {
 		r := &runs[i]
 		var mean, p99 []pt
@@ -720,28 +975,30 @@ func kvChart(b *chartBuilder, runs []analyze.Run, labels []string, ax axis) char
 			}
 		}
 		sm := lineSeries(seriesName(labels, i, "demand, mean request"), points(mean), runColor(i), "solid", true)
-		var lines []markLine
 		if cp := r.Capacity; cp != nil {
 			if cp.KVCapacityTokens != nil {
-				lines = append(lines, hline(float64(*cp.KVCapacityTokens), "capacity "+fmtInt(*cp.KVCapacityTokens)+" ("+cp.Source+")", capColor(len(runs), i, "#B00020"), "solid"))
+				hs = append(hs, hline(float64(*cp.KVCapacityTokens), "capacity "+fmtInt(*cp.KVCapacityTokens)+" ("+cp.Source+")", capColor(len(runs), i, "#B00020"), "solid"))
 			}
 			if cp.Source == "measured" && cp.ModelledKVCapacityTokens != nil {
-				ml := hline(float64(*cp.ModelledKVCapacityTokens), "modelled "+fmtInt(*cp.ModelledKVCapacityTokens), capColor(len(runs), i, "#7B3294"), "dashed")
-				ml.Label.Position = "insideStartBottom" // keep clear of the measured line's label
-				lines = append(lines, ml)
+				hs = append(hs, hline(float64(*cp.ModelledKVCapacityTokens), "modelled "+fmtInt(*cp.ModelledKVCapacityTokens), capColor(len(runs), i, "#7B3294"), "dashed"))
 			}
 		}
 		if v := r.Ceilings.KV; v != nil && !ax.rate {
-			lines = append(lines, vline(*v, "KV ceiling "+fmtConc(*v), capColor(len(runs), i, "#7B3294"), "dashed", 1.5))
+			vs = append(vs, mark{x: *v, text: "KV ceiling " + fmtConc(*v), color: capColor(len(runs), i, "#7B3294")})
 		}
-		withMarkLines(&sm, lines)
 		c.MultiSeries = append(c.MultiSeries, sm)
 		if len(p99) > 0 {
 			s := lineSeries(seriesName(labels, i, "demand, p99 request"), points(p99), runColor(i), "dashed", false)
 			c.MultiSeries = append(c.MultiSeries, s)
 		}
 	}
-	caption := "Demand = requests in flight × tokens per request (prompt + output, the most a request holds at its end). Where demand crosses capacity the server must queue or preempt."
+	if len(c.MultiSeries) > 0 {
+		lines := append(stackedHLines(hs), verticalMarksFrom(vs, ax, 1)...)
+		first := c.MultiSeries[0]
+		withMarkLines(&first, lines)
+		c.MultiSeries[0] = first
+	}
+	caption := "Demand = requests in flight × tokens per request (prompt + output, the most a request holds at its end). Where demand crosses capacity the server must queue or preempt; the KV ceiling marks that crossing, on an axis extended past the sweep when it lies beyond."
 	return b.add(c, "", "", "tokens", "KV cache demand vs capacity", caption, false, 360)
 }
 
@@ -810,16 +1067,15 @@ func timelineChart(b *chartBuilder, r *analyze.Run, label string, maxReq int) (c
 		note = fmt.Sprintf("showing %d of %d requests (thinned evenly)", len(reqs), total)
 	}
 	c := charts.NewBar()
-	c.SetGlobalOptions(append(baseOpts("timeline", opts.Grid{Left: "40", Right: "24", Top: "44", Bottom: "56"}),
-		charts.WithTitleOpts(opts.Title{Subtitle: note, Right: "8", Top: "0"}),
-		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Top: "0", Left: "8", Data: []string{"waiting + prefill", "decode"}}),
-		charts.WithXAxisOpts(opts.XAxis{Type: "value", Name: "Time since the level started (s)", NameLocation: "middle", NameGap: 30}),
-		charts.WithYAxisOpts(opts.YAxis{Type: "category", Data: cats, Inverse: opts.Bool(true), Name: "Requests, in the order sent", NameLocation: "middle", NameGap: 12,
+	c.SetGlobalOptions(append(baseOpts("timeline"),
+		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Top: "0", Left: "center", Data: []string{queuePrefill, "decode"}}),
+		charts.WithXAxisOpts(opts.XAxis{Type: "value", Name: "Time since the level started (s)"}),
+		charts.WithYAxisOpts(opts.YAxis{Type: "category", Data: cats, Inverse: opts.Bool(true), Name: "Requests (in the order sent)",
 			AxisLabel: &opts.AxisLabel{Show: opts.Bool(false)}}),
 	)...)
 	off := charts.SingleSeries{Name: "sent at", Type: "bar", Stack: "t", Data: offset, BarCategoryGap: "20%"}
 	off.ItemStyle = &opts.ItemStyle{Color: "rgba(0,0,0,0)"}
-	ws := charts.SingleSeries{Name: "waiting + prefill", Type: "bar", Stack: "t", Data: wait}
+	ws := charts.SingleSeries{Name: queuePrefill, Type: "bar", Stack: "t", Data: wait}
 	ws.ItemStyle = &opts.ItemStyle{Color: "#E69F00"}
 	ds := charts.SingleSeries{Name: "decode", Type: "bar", Stack: "t", Data: decode}
 	ds.ItemStyle = &opts.ItemStyle{Color: "#0072B2"}
@@ -830,7 +1086,7 @@ func timelineChart(b *chartBuilder, r *analyze.Run, label string, maxReq int) (c
 				map[string]interface{}{"xAxis": round(lvl.WindowEndS, 3)},
 			}},
 			MarkAreaStyle: opts.MarkAreaStyle{ItemStyle: &opts.ItemStyle{Color: "rgba(0,114,178,0.07)"},
-				Label: &opts.Label{Show: opts.Bool(true), Position: "insideBottom", Color: "#555"}},
+				Label: &opts.Label{Show: opts.Bool(true), Position: "insideBottom", Color: "#555", FontSize: smallFontSize}},
 		}
 	}
 	c.MultiSeries = append(c.MultiSeries, off, ws, ds)
@@ -841,12 +1097,14 @@ func timelineChart(b *chartBuilder, r *analyze.Run, label string, maxReq int) (c
 	if label != "" {
 		title += " · " + label
 	}
-	caption := "Amber: waiting and prefill (until the first token); blue: decode."
+	caption := "Amber: " + queuePrefill + " (from send to the first token); blue: decode."
 	if failed > 0 {
 		caption += fmt.Sprintf(" Red: %d failed requests.", failed)
 	}
 	if thinned {
 		caption += " " + strings.ToUpper(note[:1]) + note[1:] + " to keep the report small."
+	} else {
+		caption += " Showing " + note + "."
 	}
 	h := 120 + 2*len(reqs)
 	if h < 320 {
@@ -872,7 +1130,7 @@ func metricRank(name string) int {
 
 const maxMetricCharts = 6
 
-func metricCharts(b *chartBuilder, runs []analyze.Run, labels []string) ([]chartView, []string) {
+func metricCharts(b *chartBuilder, runs []analyze.Run, labels []string, ax axis) (perLevel, raw []chartView, notes []string) {
 	type ref struct {
 		run int
 		m   *analyze.MetricSeries
@@ -892,7 +1150,7 @@ func metricCharts(b *chartBuilder, runs []analyze.Run, labels []string) ([]chart
 		}
 	}
 	if len(names) == 0 {
-		return nil, []string{"No server metrics were recorded (no sidecar file, or the server exposes no /metrics)."}
+		return nil, nil, []string{"No server metrics were recorded (no sidecar file, or the server exposes no /metrics)."}
 	}
 	sort.SliceStable(names, func(i, j int) bool {
 		ri, rj := metricRank(names[i]), metricRank(names[j])
@@ -913,7 +1171,7 @@ func metricCharts(b *chartBuilder, runs []analyze.Run, labels []string) ([]chart
 	}
 	// A series that stayed at zero the whole run (speculative decoding on a server
 	// without it, say) would take a chart's place and say nothing: name it instead.
-	var notes, zero []string
+	var zero []string
 	live := names[:0:0]
 	for _, n := range names {
 		if allZero(byName[n]) {
@@ -930,26 +1188,78 @@ func metricCharts(b *chartBuilder, runs []analyze.Run, labels []string) ([]chart
 		notes = append(notes, fmt.Sprintf("%d more metrics are in the embedded analysis but not drawn: %s.", len(names)-maxMetricCharts, strings.Join(names[maxMetricCharts:], ", ")))
 		names = names[:maxMetricCharts]
 	}
-	var out []chartView
+	seriesLabel := func(rf ref, perRun map[int]int) string {
+		sname := labels[rf.run]
+		switch {
+		case len(runs) == 1 && rf.m.Labels != "" && perRun[rf.run] > 1:
+			sname = rf.m.Labels
+		case len(runs) == 1:
+			sname = ""
+		case rf.m.Labels != "" && perRun[rf.run] > 1:
+			sname += " · " + rf.m.Labels
+		}
+		return sname
+	}
+	dashes := []string{"solid", "dashed", "dotted"}
 	for _, name := range names {
-		c := charts.NewLine()
-		c.SetGlobalOptions(append(baseOpts("metric"),
-			charts.WithXAxisOpts(opts.XAxis{Type: "value", Name: "Time since the run started (s)", NameLocation: "middle", NameGap: 30}),
-			charts.WithYAxisOpts(yAxis(metricUnit(name))))...)
+		unit := metricUnit(name)
 		perRun := map[int]int{}
 		for _, rf := range byName[name] {
 			perRun[rf.run]++
 		}
+
+		// Per level: mean and max inside each steady-state window.
+		lc := charts.NewLine()
+		lc.SetGlobalOptions(append(baseOpts("metric-levels"),
+			charts.WithXAxisOpts(ax.xAxis()),
+			charts.WithYAxisOpts(yAxis(unit)))...)
+		lc.Accept(patchLogBase2(ax))
 		shade := map[int]int{}
 		for _, rf := range byName[name] {
-			sname := labels[rf.run]
-			switch {
-			case len(runs) == 1 && rf.m.Labels != "":
-				sname = rf.m.Labels
-			case len(runs) == 1:
-				sname = "value"
-			case rf.m.Labels != "" && perRun[rf.run] > 1:
-				sname += " · " + rf.m.Labels
+			if len(rf.m.Levels) == 0 {
+				continue
+			}
+			r := &runs[rf.run]
+			var mean, top []pt
+			for _, ml := range rf.m.Levels {
+				for j := range r.Levels {
+					if l := &r.Levels[j]; l.Level == ml.Level {
+						mean = append(mean, pt{levelXValue(l, ax.rate), ml.Mean})
+						top = append(top, pt{levelXValue(l, ax.rate), ml.Max})
+					}
+				}
+			}
+			color := runColor(rf.run)
+			if len(runs) == 1 {
+				color = palette[shade[rf.run]%len(palette)]
+			}
+			shade[rf.run]++
+			base := seriesLabel(rf, perRun)
+			join := func(what string) string {
+				if base == "" {
+					return what
+				}
+				return base + " · " + what
+			}
+			sm := lineSeries(join("mean per level"), points(mean), color, "solid", true)
+			sx := lineSeries(join("max per level"), points(top), color, "dashed", true)
+			sx.Symbol = "triangle"
+			lc.MultiSeries = append(lc.MultiSeries, sm, sx)
+		}
+		if len(lc.MultiSeries) > 0 {
+			perLevel = append(perLevel, b.add(lc, "", "", "", name+" per level", "", false, 300))
+		}
+
+		// The raw series, scrape by scrape.
+		c := charts.NewLine()
+		c.SetGlobalOptions(append(baseOpts("metric"),
+			charts.WithXAxisOpts(opts.XAxis{Type: "value", Name: "Time since the run started (s)"}),
+			charts.WithYAxisOpts(yAxis(unit)))...)
+		shade = map[int]int{}
+		for _, rf := range byName[name] {
+			sname := seriesLabel(rf, perRun)
+			if sname == "" {
+				sname = "each scrape"
 			}
 			ps := make([]pt, 0, len(rf.m.Points))
 			for _, p := range rf.m.Points {
@@ -960,29 +1270,44 @@ func metricCharts(b *chartBuilder, runs []analyze.Run, labels []string) ([]chart
 			if len(runs) == 1 {
 				color = palette[shade[rf.run]%len(palette)]
 			}
-			dashes := []string{"solid", "dashed", "dotted"}
 			s := lineSeries(sname, points(ps), color, dashes[(shade[rf.run]/len(palette))%3], false)
 			shade[rf.run]++
 			c.MultiSeries = append(c.MultiSeries, s)
 		}
-		out = append(out, b.add(c, "", "s", "", name, "", false, 300))
+		raw = append(raw, b.add(c, "", "s", "", name+" over time", "", false, 300))
 	}
-	return out, notes
+	return perLevel, raw, notes
 }
 
-// metricUnit names a metric's y axis from its Prometheus naming conventions.
+// metricUnit names a metric's y axis, with its unit, from its Prometheus naming
+// conventions. A counter is shown as rate(name): a token counter becomes tokens/s,
+// and a counter of seconds (llama.cpp's tokens_predicted_seconds_total, the time its
+// slots spent decoding) becomes seconds per second, the average number of requests
+// busy in that phase.
 func metricUnit(name string) string {
+	if inner, ok := strings.CutPrefix(name, "rate("); ok {
+		inner = strings.TrimSuffix(inner, ")")
+		switch {
+		case strings.Contains(inner, "seconds"):
+			return "Busy time per second (s/s)"
+		case strings.Contains(inner, "tokens"):
+			return "Rate (tokens/s)"
+		case strings.Contains(inner, "requests"):
+			return "Rate (requests/s)"
+		}
+		return "Rate (per s)"
+	}
 	switch {
 	case strings.HasSuffix(name, "_perc") || strings.Contains(name, "usage"):
-		return "Fraction (0–1)"
-	case strings.HasSuffix(name, "_seconds") || strings.HasSuffix(name, "_seconds_total"):
-		return "Seconds"
+		return "Fraction used (0–1)"
+	case strings.HasSuffix(name, "_seconds"):
+		return "Time (s)"
 	case strings.HasSuffix(name, "_total"):
 		return "Count (cumulative)"
 	case strings.Contains(name, "tokens"):
-		return "Tokens"
-	case strings.Contains(name, "requests") || strings.Contains(name, "running") || strings.Contains(name, "waiting"):
-		return "Requests"
+		return "Tokens (count)"
+	case strings.Contains(name, "requests") || strings.Contains(name, "running") || strings.Contains(name, "waiting") || strings.Contains(name, "reqs"):
+		return "Requests (count)"
 	}
-	return "Value"
+	return "Value (as scraped)"
 }

@@ -118,6 +118,18 @@ func fixtureRun(model, source string, levels, reqs int, scale float64, seed uint
 			}
 			m.Points = append(m.Points, [2]float64{t, v})
 		}
+		for k := 0; k < levels; k++ {
+			var sum, top float64
+			var n int
+			for _, p := range m.Points {
+				if p[0] >= float64(k)*252+3 && p[0] <= float64(k)*252+53 {
+					sum, top, n = sum+p[1], math.Max(top, p[1]), n+1
+				}
+			}
+			if n > 0 {
+				m.Levels = append(m.Levels, analyze.MetricLevel{Level: k, N: n, Mean: sum / float64(n), Max: top})
+			}
+		}
 		r.Metrics = append(r.Metrics, m)
 	}
 	return r
@@ -182,4 +194,50 @@ func fixtureEmpty(levels int) *analyze.Analysis {
 		r.Levels[i].TPOT = analyze.Summary{}
 	}
 	return &analyze.Analysis{Schema: analyze.Schema, Runs: []analyze.Run{r}}
+}
+
+// fixtureRate is an open-loop (rate mode) run: levels are offered rates, not
+// concurrencies, so no ceiling is drawn on the sweep axis.
+func fixtureRate() *analyze.Analysis {
+	a := fixture(6, 200)
+	r := &a.Runs[0]
+	r.Info = json.RawMessage(`{"target":{"endpoint":"completions","model":"Llama-3.1-8B-Instruct"},"plan":{"mode":"open","rates":[0.5,1,2,4,8,16],"duration_per_level_s":60,"warmup":4,"prompt_tokens":1024,"output_tokens":256},` +
+		`"server":{"kind":"sglang","version":"0.4.1","max_model_len":8192},"declared":{"gpu":"a100-80g","gpus":2,"tp":2}}`)
+	r.Server = json.RawMessage(`{"kind":"sglang","version":"0.4.1","max_model_len":8192}`)
+	for i := range r.Levels {
+		l := &r.Levels[i]
+		l.Rate = 0.5 * math.Pow(2, float64(i))
+		l.Concurrency = 0
+		l.DecodeConcurrency = l.Rate * 6
+		l.WaitingConcurrency = l.Rate * 0.4
+	}
+	r.Ceilings = analyze.Ceilings{KV: f64(274.5)}
+	r.Ceiling = analyze.Ceiling{Binding: "none", Evidence: []string{"no ceiling found in the tested range"}}
+	return a
+}
+
+// fixtureErrors is a run where the server failed under load: errors of several
+// kinds, failed requests on the timeline, warnings saying so.
+func fixtureErrors() *analyze.Analysis {
+	a := fixture(8, 120)
+	r := &a.Runs[0]
+	for i := range r.Levels {
+		l := &r.Levels[i]
+		if i >= 4 {
+			l.Errors = (i - 3) * 15
+			l.ErrorKinds = map[string]int{"http_503": (i - 3) * 10, "timeout": (i - 3) * 4, "reset": i - 3}
+			r.Warnings = append(r.Warnings, fmt.Sprintf("level %d (concurrency %d): %d of %d requests failed (%.1f%%): http_503 %d, timeout %d, reset %d",
+				i, l.Concurrency, l.Errors, l.Requests, 100*float64(l.Errors)/float64(l.Requests), (i-3)*10, (i-3)*4, i-3))
+		}
+	}
+	for k := range r.Timeline.Requests {
+		if k%5 == 0 {
+			q := &r.Timeline.Requests[k]
+			q.FirstToken, q.Error = nil, true
+			q.End = q.Sent + 2
+		}
+	}
+	r.Ceilings = analyze.Ceilings{KV: f64(274.5), Knee: f64(16), SLO: f64(8)}
+	r.Ceiling = analyze.Ceiling{Concurrency: f64(8), Binding: "slo", Evidence: []string{"TTFT p99 3.1 s misses the 2.00 s SLO at concurrency 16; it is met at 8; crossing interpolated at 8.60, so it is met up to 8 concurrent requests"}}
+	return a
 }

@@ -61,6 +61,8 @@ type page struct {
 	// NoLevels is true when no run has a single level: the page then says so instead
 	// of drawing empty charts.
 	NoLevels bool
+	// HasEvidence is true when some run's ceiling comes with evidence in words.
+	HasEvidence bool
 
 	AnalysisJSON template.JS
 	ChartsJSON   template.JS
@@ -79,6 +81,12 @@ type section struct {
 	Charts []chartView
 	// Notes are shown instead of (or beside) charts, e.g. "capacity unknown".
 	Notes []string
+	// Lead is the first row of Charts and Rest the others: the heading is printed
+	// in one piece with the lead row, so that it never ends a page alone.
+	Lead, Rest []chartView
+	// Raw charts are shown collapsed below the others (the scrape-by-scrape
+	// metric series behind the per-level aggregates).
+	Raw []chartView
 }
 
 // chartView is one chart's place on the page; its option travels in ChartsJSON.
@@ -117,6 +125,9 @@ func buildPage(a *analyze.Analysis, opt Options) (*page, error) {
 		levels += len(a.Runs[i].Levels)
 	}
 	p.NoLevels = levels == 0
+	for _, r := range p.Runs {
+		p.HasEvidence = p.HasEvidence || len(r.Evidence) > 0
+	}
 	if len(p.Runs) == 1 && len(p.Runs[0].Meta) > 8 {
 		m := p.Runs[0].Meta
 		half := (len(m) + 1) / 2
@@ -130,6 +141,9 @@ func buildPage(a *analyze.Analysis, opt Options) (*page, error) {
 	}
 
 	charts, sections := buildCharts(a, labels, opt)
+	for i := range sections {
+		sections[i].Lead, sections[i].Rest = firstRow(sections[i].Charts)
+	}
 	p.Sections = sections
 	p.ChartCount = len(charts)
 
@@ -149,6 +163,16 @@ func buildPage(a *analyze.Analysis, opt Options) (*page, error) {
 	}
 	p.EchartsGz = template.JS(gz)
 	return p, nil
+}
+
+// firstRow splits charts into the first row of the two-column grid (a wide chart
+// alone, or two narrow ones) and the rest.
+func firstRow(cs []chartView) (lead, rest []chartView) {
+	n := min(1, len(cs))
+	if len(cs) >= 2 && !cs[0].Wide && !cs[1].Wide {
+		n = 2
+	}
+	return cs[:n], cs[n:]
 }
 
 // scriptJSON makes JSON safe to place inside a <script> element. In JSON a '<' can

@@ -53,7 +53,10 @@ func TestStructure(t *testing.T) {
 		`id="ceiling-status"`,
 		"level 9 (concurrency 512): 12 requests failed",
 		"Per-level statistics", "Run metadata", "plan.concurrency",
-		"showing 300 of 500 requests (thinned evenly)",
+		"Showing 300 of 500 requests (thinned evenly)",
+		"Deployment", "Workload", "served by vllm 0.6.3", "1 × h100-sxm (80 GiB each), TP 1",
+		"closed loop, concurrency 1, 2, 4, 8, 16, 32, 64, 128, 256, 512", "SLO (p99) TTFT ≤ 2 s, TPOT ≤ 50 ms",
+		"Queue&#43;prefill conc.",
 		"@media print",
 	} {
 		if !strings.Contains(html, want) {

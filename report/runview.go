@@ -13,18 +13,21 @@ import (
 
 // runView is what the page shows of one run besides its charts.
 type runView struct {
-	Index    int
-	Label    string
-	Model    string
-	Color    string
-	Source   string
-	Verdict  string
-	Found    bool // a ceiling was found in the tested range
-	Evidence []string
-	Warnings []string
-	Cards    []card
-	Table    levelTable
-	Meta     []metaRow
+	Index   int
+	Label   string
+	Model   string
+	Color   string
+	Source  string
+	Verdict string
+	Found   bool // a ceiling was found in the tested range
+	// Deployment and Workload are the summary's lines on what was measured.
+	Deployment string
+	Workload   string
+	Evidence   []string
+	Warnings   []string
+	Cards      []card
+	Table      levelTable
+	Meta       []metaRow
 	// MetaCols splits Meta into columns: two for a single run (a long list reads
 	// badly at full width), one per run otherwise.
 	MetaCols [][]metaRow
@@ -64,6 +67,9 @@ func newRunView(r *analyze.Run, label string, idx int) *runView {
 	v := &runView{Index: idx, Label: label, Model: r.Model, Color: runColor(idx), Source: r.Source, run: r}
 	v.ceilingLvl, v.peakLvl = keyLevels(r)
 	v.Verdict, v.Found = verdict(r)
+	info := readInfo(r)
+	v.Deployment = deploymentLine(r, info)
+	v.Workload = workloadLine(r, info)
 	v.Evidence = r.Ceiling.Evidence
 	v.Warnings = r.Warnings
 	v.Cards = cards(v)
@@ -259,8 +265,8 @@ func levelX(l *analyze.Level) string {
 func table(r *analyze.Run, ceil *analyze.Level) levelTable {
 	t := levelTable{
 		Header: []string{"Level", "Concurrency", "Requests", "Errors", "Output tok/s", "Naive tok/s", "Req/s", "Goodput req/s",
-			"Decode conc.", "Waiting conc.", "Per-user tok/s", "TTFT p50", "TTFT p99", "TPOT p50", "TPOT p99", "ITL p99", "E2E p50", "E2E p99"},
-		Note: "Throughput over each level's steady-state window; naive = all output tokens / level duration. Latencies over every successful request.",
+			"Decode conc.", "Queue+prefill conc.", "Per-user tok/s", "TTFT p50", "TTFT p99", "TPOT p50", "TPOT p99", "ITL p99", "E2E p50", "E2E p99"},
+		Note: "Throughput over each level's steady-state window (the tokens that arrived inside it); naive = all the level's output tokens / level duration. Decode and queue+prefill concurrency are requests in each phase on average over the window (Little's law); queue+prefill runs from send to first token, so it is not zero where nothing queues. Latencies over every successful request.",
 	}
 	for i := range r.Levels {
 		l := &r.Levels[i]
@@ -445,6 +451,8 @@ func compareTable(runs []*runView) []compareRow {
 			}
 			return bindingName(v.run.Ceiling.Binding)
 		})},
+		{Name: "Deployment", Values: val(func(v *runView) string { return v.Deployment })},
+		{Name: "Workload", Values: val(func(v *runView) string { return v.Workload })},
 		{Name: "KV ceiling", Values: val(func(v *runView) string { return fmtPtrConc(v.run.Ceilings.KV) })},
 		{Name: "Batch ceiling", Values: val(func(v *runView) string { return fmtPtrConc(v.run.Ceilings.Batch) })},
 		{Name: "Throughput knee", Values: val(func(v *runView) string { return fmtPtrConc(v.run.Ceilings.Knee) })},

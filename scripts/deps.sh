@@ -8,7 +8,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 log() { echo "deps: $*" >&2; }
 
 need_apt=()
-for pair in cmake:cmake ninja:ninja-build g++:g++ git:git chromium:chromium /usr/bin/time:time; do
+for pair in cmake:cmake ninja:ninja-build g++:g++ git:git chromium:chromium pdftotext:poppler-utils /usr/bin/time:time; do
   cmd=${pair%%:*} pkg=${pair#*:}
   command -v "$cmd" >/dev/null 2>&1 || need_apt+=("$pkg")
 done

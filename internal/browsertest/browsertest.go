@@ -1,6 +1,7 @@
 // Package browsertest opens a ceiling HTML report in a real headless Chromium with
 // the network blocked and reads back what the page's self-test found: whether every
-// chart drew, and which script errors occurred.
+// chart drew, which script errors occurred, and where drawn labels collide. It also
+// takes screenshots, prints to PDF and reads the printed pages back (pdf.go).
 //
 // The report page writes its findings as data- attributes of <div id="ceiling-status">
 // when opened with the #selftest fragment; --dump-dom returns the DOM after the page's
@@ -41,6 +42,21 @@ func Chromium(t testing.TB) string {
 // scripts ran. extra flags go before the URL.
 func Browse(t testing.TB, bin, file string, extra ...string) string {
 	t.Helper()
+	return Open(t, bin, file, View{}, extra...)
+}
+
+// View is how Open looks at a page: the window size, and where to write a
+// screenshot of the first screen and a PDF print (empty: none).
+type View struct {
+	Width, Height int // 0: the browser's default
+	Screenshot    string
+	PDF           string
+}
+
+// Open is Browse with a window size, a screenshot and a PDF print; one browser
+// run does all three after the page's scripts ran.
+func Open(t testing.TB, bin, file string, v View, extra ...string) string {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	args := append([]string{
@@ -49,7 +65,17 @@ func Browse(t testing.TB, bin, file string, extra ...string) string {
 		"--user-data-dir=" + t.TempDir(),
 		"--host-resolver-rules=MAP * ~NOTFOUND",
 		"--virtual-time-budget=15000",
+		"--hide-scrollbars", "--force-device-scale-factor=1",
 	}, extra...)
+	if v.Width > 0 && v.Height > 0 {
+		args = append(args, "--window-size="+strconv.Itoa(v.Width)+","+strconv.Itoa(v.Height))
+	}
+	if v.Screenshot != "" {
+		args = append(args, "--screenshot="+v.Screenshot)
+	}
+	if v.PDF != "" {
+		args = append(args, "--print-to-pdf="+v.PDF, "--no-pdf-header-footer")
+	}
 	args = append(args, "--dump-dom", "file://"+file+"#selftest")
 	cmd := exec.CommandContext(ctx, bin, args...)
 	var stderr strings.Builder
@@ -60,6 +86,14 @@ func Browse(t testing.TB, bin, file string, extra ...string) string {
 			t.Fatalf("chromium timed out on %s", file)
 		}
 		t.Fatalf("chromium on %s: %v\n%s", file, err, Tail(stderr.String(), 2000))
+	}
+	for _, f := range []string{v.Screenshot, v.PDF} {
+		if f == "" {
+			continue
+		}
+		if st, err := os.Stat(f); err != nil || st.Size() == 0 {
+			t.Fatalf("chromium wrote no %s (%v)\n%s", f, err, Tail(stderr.String(), 2000))
+		}
 	}
 	return string(out)
 }

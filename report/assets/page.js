@@ -81,28 +81,16 @@
     }
   }
 
-  // painted reports whether the chart's canvas holds drawn pixels and its series data.
+  // painted reports whether the chart's SVG holds drawn shapes and its series data.
   function painted(chart) {
-    var canvas = chart.getDom().querySelector("canvas");
-    if (!canvas || !canvas.width || !canvas.height) return false;
-    var d = canvas.getContext("2d").getImageData(0, 0, canvas.width, canvas.height).data;
-    var ink = 0;
-    for (var i = 3; i < d.length; i += 32) if (d[i] > 0) ink++;
+    var svg = chart.getDom().querySelector("svg");
+    if (!svg || !svg.getAttribute("width")) return false;
+    var shapes = svg.querySelectorAll("path, rect, circle, polyline").length;
     var points = 0;
     (chart.getOption().series || []).forEach(function (s) {
       points += s.data ? s.data.length : 0;
     });
-    return ink > 20 && points > 0;
-  }
-
-  function printImage(chart, id) {
-    var img = document.querySelector('img.chart-print[data-for="' + id + '"]');
-    if (!img) return;
-    try {
-      img.src = chart.getDataURL({ type: "png", pixelRatio: 2, backgroundColor: "#ffffff" });
-    } catch (e) {
-      noteError(id + ": print image: " + e.message);
-    }
+    return shapes > 5 && points > 0;
   }
 
   // echarts sizes the value axis to the data only, so a horizontal mark line above
@@ -127,15 +115,136 @@
     });
     if (top > dataTop) {
       // a round number a little above the line, so the axis keeps tidy labels
-      var v = top * 1.05;
+      var v = top * 1.08;
       var step = Math.pow(10, Math.floor(Math.log10(v))) / 2;
       y.max = Math.ceil(v / step) * step;
     }
   }
 
+  // fitLegend moves the plot area below the legend once echarts has laid the legend
+  // out (it wraps onto more lines on a narrow chart), leaving room for the value
+  // axis' name, which sits above the axis.
+  function fitLegend(chart, opt) {
+    var lm = chart.getModel().getComponent("legend");
+    var view = lm && chart.getViewOfComponentModel(lm);
+    if (!view || !view.group) return;
+    var r = view.group.getBoundingRect();
+    var bottom = (view.group.y || 0) + r.y + r.height;
+    var ys = Array.isArray(opt.yAxis) ? opt.yAxis : [opt.yAxis];
+    var named = ys.some(function (y) { return y && y.name; });
+    var top = Math.ceil(bottom + (named ? 30 : 12));
+    var grid = Array.isArray(opt.grid) ? opt.grid[0] : opt.grid;
+    if (grid && Number(grid.top) !== top) chart.setOption({ grid: [{ top: top }] });
+  }
+
+  function makeChart(el, spec, size, onFinished) {
+    var chart = echarts.init(el, null, Object.assign({ renderer: "svg" }, size || {}));
+    if (onFinished) chart.on("finished", onFinished);
+    var opt = JSON.parse(JSON.stringify(spec.option));
+    opt.textStyle = Object.assign(opt.textStyle || {}, { fontFamily: "system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif" });
+    tooltip(opt, spec);
+    fitMarkLines(opt);
+    chart.setOption(opt);
+    fitLegend(chart, opt);
+    return chart;
+  }
+
+  // The print copy of every chart is drawn once at the print width, so that printed
+  // text keeps its size whatever the window was (a chart drawn 1,100 px wide and
+  // shrunk onto paper would print at 5 pt); the SVG then scales to the column.
+  // A wide chart spans the page; the others print two to a row, each drawn at the
+  // column's width (the page's narrow-screen layout, which the tests check too).
+  var PRINT_WIDTH = 700, PRINT_HALF_WIDTH = 336, PRINT_MAX_HEIGHT = 480;
+  function printCopy(spec, height) {
+    var box = document.querySelector('.chart-print[data-for="' + spec.id + '"]');
+    if (!box) return null;
+    var wide = box.parentNode.classList.contains("wide");
+    var w = wide ? PRINT_WIDTH : PRINT_HALF_WIDTH;
+    var h = Math.min(wide ? height : Math.round(height * 0.9), PRINT_MAX_HEIGHT);
+    box.style.setProperty("--print-width", w + "px");
+    var chart = makeChart(box, spec, { width: w, height: h });
+    var svg = box.querySelector("svg");
+    if (svg) {
+      svg.setAttribute("viewBox", "0 0 " + w + " " + h);
+      svg.setAttribute("preserveAspectRatio", "xMidYMid meet");
+    }
+    return chart;
+  }
+
+  // layoutIssues measures every text of a chart's SVG as the browser drew it: two
+  // labels that overlap, or a label that leaves the chart's box, is a defect.
+  function layoutIssues(root, id) {
+    var box = root.getBoundingClientRect();
+    var items = [];
+    Array.prototype.forEach.call(root.querySelectorAll("svg text"), function (t) {
+      var s = (t.textContent || "").trim();
+      if (!s) return;
+      var r = t.getBoundingClientRect();
+      if (r.width < 0.5 || r.height < 0.5) return;
+      var st = getComputedStyle(t);
+      if (st.visibility === "hidden" || st.display === "none" || Number(st.opacity) === 0 || t.getAttribute("opacity") === "0") return;
+      items.push({ s: s, r: r });
+    });
+    var overlaps = [], outside = [];
+    var tol = 1;
+    items.forEach(function (a, i) {
+      var r = a.r;
+      if (r.left < box.left - tol || r.right > box.right + tol || r.top < box.top - tol || r.bottom > box.bottom + tol) {
+        outside.push(id + ": '" + a.s + "'");
+      }
+      for (var j = i + 1; j < items.length; j++) {
+        var q = items[j].r;
+        var ix = Math.min(r.right, q.right) - Math.max(r.left, q.left);
+        var iy = Math.min(r.bottom, q.bottom) - Math.max(r.top, q.top);
+        if (ix > tol && iy > tol) overlaps.push(id + ": '" + a.s + "' × '" + items[j].s + "'");
+      }
+    });
+    return { labels: items.length, overlaps: overlaps, outside: outside };
+  }
+
+  // minFont finds the smallest text the page shows as laid out now (the test lays out
+  // a copy with the print rules applied, at the paper's width): the element's font
+  // size for HTML text, and for chart text its font size times the scale at which
+  // its SVG is shown. It returns "px:the text".
+  function minFont() {
+    var best = Infinity, what = "";
+    function consider(px, text) {
+      if (px < best) {
+        best = px;
+        what = text;
+      }
+    }
+    var walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+    for (var n = walker.nextNode(); n; n = walker.nextNode()) {
+      var text = n.nodeValue.trim();
+      var el = n.parentElement;
+      if (!text || !el || el.closest("svg, script, style, [hidden]")) continue;
+      var r = el.getBoundingClientRect();
+      if (r.width < 1 || r.height < 1) continue;
+      consider(parseFloat(getComputedStyle(el).fontSize), text.slice(0, 40));
+    }
+    Array.prototype.forEach.call(document.querySelectorAll("svg text"), function (t) {
+      var svg = t.ownerSVGElement;
+      var text = (t.textContent || "").trim();
+      if (!svg || !text) return;
+      var r = svg.getBoundingClientRect();
+      var w = parseFloat(svg.getAttribute("width"));
+      if (r.width < 1 || !w) return;
+      var vb = svg.viewBox && svg.viewBox.baseVal;
+      var scale = r.width / (vb && vb.width ? vb.width : w);
+      consider(parseFloat(getComputedStyle(t).fontSize) * scale, text.slice(0, 40));
+    });
+    return isFinite(best) ? best.toFixed(2) + ":" + what : "";
+  }
+
   function drawAll() {
     var specs = JSON.parse(document.getElementById("ceiling-charts").textContent) || [];
-    var instances = [];
+    var selftest = location.hash === "#selftest";
+    if (selftest) {
+      // open the collapsed charts, so that their layout is checked too
+      Array.prototype.forEach.call(document.querySelectorAll("details.raw"), function (d) { d.open = true; });
+    }
+    var instances = [], prints = [];
     var pending = specs.length, drawn = 0, blank = [];
     function settle(id, ok) {
       pending--;
@@ -143,9 +252,9 @@
       else blank.push(id);
       status.setAttribute("data-charts-drawn", String(drawn));
       status.setAttribute("data-charts-blank", blank.join(" "));
-      if (pending === 0) finish(instances);
+      if (pending === 0) finish(instances, prints);
     }
-    if (!specs.length) finish(instances);
+    if (!specs.length) finish(instances, prints);
     specs.forEach(function (spec) {
       var el = document.getElementById(spec.id);
       if (!el) {
@@ -155,21 +264,15 @@
       }
       el.textContent = "";
       try {
-        var initOpts = { renderer: "canvas" };
+        var height = parseInt(el.style.height, 10) || 360;
+        var size = null;
         if (!el.clientWidth) {
-          // Laid out for print already (or hidden): draw at a fixed size so that the
-          // print image is a readable chart, not a default-sized thumbnail.
-          initOpts.width = el.parentNode.classList.contains("wide") ? 1100 : 560;
-          initOpts.height = parseInt(el.style.height, 10) || 360;
+          // Hidden (a closed <details>): draw at a fixed size; opening resizes it.
+          size = { width: el.parentNode.classList.contains("wide") ? 1100 : 560, height: height };
         }
-        var chart = echarts.init(el, null, initOpts);
-        var opt = spec.option;
-        opt.textStyle = { fontFamily: "system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif" };
-        tooltip(opt, spec);
-        fitMarkLines(opt);
-        var done = false;
-        chart.on("finished", function () {
-          if (done) return;
+        var done = false, chart = null;
+        var onFinished = function () {
+          if (done || !chart) return;
           done = true;
           var ok = false;
           try {
@@ -177,11 +280,15 @@
           } catch (e) {
             noteError(spec.id + ": " + e.message);
           }
-          printImage(chart, spec.id);
           settle(spec.id, ok);
+        };
+        chart = makeChart(el, spec, size, function () {
+          // echarts may finish inside setOption, before makeChart returns
+          setTimeout(onFinished, 0);
         });
-        chart.setOption(opt);
         instances.push(chart);
+        var pc = printCopy(spec, height);
+        if (pc) prints.push(pc);
       } catch (e) {
         noteError(spec.id + ": " + e.message);
         settle(spec.id, false);
@@ -192,17 +299,38 @@
         c.resize();
       });
     });
-    window.addEventListener("beforeprint", function () {
-      instances.forEach(function (c) {
-        printImage(c, c.getDom().id);
+    Array.prototype.forEach.call(document.querySelectorAll("details.raw"), function (d) {
+      d.addEventListener("toggle", function () {
+        instances.forEach(function (c) {
+          if (d.contains(c.getDom())) c.resize({ width: "auto" });
+        });
       });
     });
   }
 
-  function finish(instances) {
+  function finish(instances, prints) {
     // #selftest (used by the browser test) opens every tooltip once, so that any
-    // markup a data string could inject would land in the DOM and be counted.
+    // markup a data string could inject would land in the DOM and be counted, and
+    // measures the drawn text of every chart, on screen and in its print copy.
     if (location.hash === "#selftest") {
+      var labels = 0, overlaps = [], outside = [];
+      function collect(res) {
+        labels += res.labels;
+        overlaps = overlaps.concat(res.overlaps);
+        outside = outside.concat(res.outside);
+      }
+      instances.forEach(function (c) {
+        collect(layoutIssues(c.getDom(), c.getDom().id));
+      });
+      document.documentElement.classList.add("measure-print");
+      prints.forEach(function (c) {
+        collect(layoutIssues(c.getDom(), "print " + c.getDom().getAttribute("data-for")));
+      });
+      document.documentElement.classList.remove("measure-print");
+      status.setAttribute("data-labels", String(labels));
+      status.setAttribute("data-min-font", minFont());
+      status.setAttribute("data-overlaps", overlaps.join(" | "));
+      status.setAttribute("data-outside", outside.join(" | "));
       instances.forEach(function (c) {
         try {
           c.dispatchAction({ type: "showTip", seriesIndex: 0, dataIndex: 0 });

@@ -1,0 +1,161 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/ceiling-llm/ceiling/analyze"
+)
+
+// The review summary: the lines of the first screen that say what was measured
+// (deployment, workload), read from the run's recorded metadata. Every field is
+// optional; what the recorder did not write is left out, not guessed.
+
+// runInfo is the part of the trace's ceiling.run object the summary reads.
+type runInfo struct {
+	Target struct {
+		Endpoint string `json:"endpoint"`
+		Model    string `json:"model"`
+	} `json:"target"`
+	Plan struct {
+		Mode              string    `json:"mode"`
+		Concurrency       []int     `json:"concurrency"`
+		Rates             []float64 `json:"rates"`
+		Auto              bool      `json:"auto"`
+		RequestsPerLevel  int       `json:"requests_per_level"`
+		DurationPerLevelS float64   `json:"duration_per_level_s"`
+		Warmup            int       `json:"warmup"`
+		PromptTokens      int       `json:"prompt_tokens"`
+		OutputTokens      int       `json:"output_tokens"`
+		Dataset           string    `json:"dataset"`
+		SharedPrefix      int       `json:"shared_prefix_tokens"`
+		IgnoreEOS         bool      `json:"ignore_eos"`
+	} `json:"plan"`
+	Server struct {
+		Kind        string `json:"kind"`
+		Version     string `json:"version"`
+		MaxModelLen *int64 `json:"max_model_len"`
+		Slots       *int64 `json:"slots"`
+	} `json:"server"`
+	Declared struct {
+		GPU   string `json:"gpu"`
+		GPUs  int    `json:"gpus"`
+		TP    int    `json:"tp"`
+		Notes string `json:"notes"`
+	} `json:"declared"`
+}
+
+// readInfo decodes what it can of the run metadata; a field of another type leaves
+// the summary without it rather than failing the report.
+func readInfo(r *analyze.Run) runInfo {
+	var info runInfo
+	if len(r.Info) > 0 {
+		_ = json.Unmarshal(r.Info, &info)
+	}
+	if info.Server.Kind == "" && len(r.Server) > 0 {
+		_ = json.Unmarshal(r.Server, &info.Server)
+	}
+	return info
+}
+
+// deploymentLine says what served the run: model, engine and version, hardware and
+// its shape, the server's own limits.
+func deploymentLine(r *analyze.Run, info runInfo) string {
+	var parts []string
+	if r.Model != "" {
+		parts = append(parts, r.Model)
+	}
+	if k := info.Server.Kind; k != "" && k != "unknown" {
+		parts = append(parts, strings.TrimSpace("served by "+k+" "+info.Server.Version))
+	} else {
+		parts = append(parts, "engine not identified")
+	}
+	switch {
+	case r.Capacity != nil && r.Capacity.Budget != nil:
+		b := r.Capacity.Budget
+		parts = append(parts, fmt.Sprintf("%d × %s (%s each), TP %d", b.GPUs, b.GPU, fmtGiB(b.MemoryBytes), b.TP))
+	case info.Declared.GPU != "":
+		g := fmt.Sprintf("%s × %d", info.Declared.GPU, max(1, info.Declared.GPUs))
+		if info.Declared.TP > 0 {
+			g += fmt.Sprintf(", TP %d", info.Declared.TP)
+		}
+		parts = append(parts, g+" (declared)")
+	default:
+		parts = append(parts, "GPUs not declared")
+	}
+	if s := info.Server.Slots; s != nil {
+		parts = append(parts, fmt.Sprintf("%d slots", *s))
+	}
+	if m := info.Server.MaxModelLen; m != nil {
+		parts = append(parts, "max_model_len "+fmtInt(*m))
+	}
+	line := strings.Join(parts, " · ")
+	if n := strings.TrimSpace(info.Declared.Notes); n != "" {
+		line += " (notes: " + n + ")"
+	}
+	return line
+}
+
+// workloadLine says what was sent: the sweep, the requests, the latency targets.
+func workloadLine(r *analyze.Run, info runInfo) string {
+	p := info.Plan
+	var parts []string
+	switch {
+	case p.Mode == "open" || len(p.Rates) > 0:
+		rates := make([]string, len(p.Rates))
+		for i, v := range p.Rates {
+			rates[i] = strconv.FormatFloat(v, 'g', -1, 64)
+		}
+		s := "open loop"
+		if len(rates) > 0 {
+			s += ", " + strings.Join(rates, ", ") + " requests/s"
+		}
+		parts = append(parts, s)
+	case len(p.Concurrency) > 0:
+		cs := make([]string, len(p.Concurrency))
+		for i, c := range p.Concurrency {
+			cs[i] = strconv.Itoa(c)
+		}
+		s := "closed loop, concurrency " + strings.Join(cs, ", ")
+		if p.Auto {
+			s += " (auto)"
+		}
+		parts = append(parts, s)
+	case len(r.Levels) > 0:
+		parts = append(parts, fmt.Sprintf("%d levels, %s–%s", len(r.Levels), levelX(&r.Levels[0]), levelX(&r.Levels[len(r.Levels)-1])))
+	}
+	switch {
+	case p.RequestsPerLevel > 0:
+		s := fmt.Sprintf("%d requests per level", p.RequestsPerLevel)
+		if p.Warmup > 0 {
+			s += fmt.Sprintf(" after %d warm-up", p.Warmup)
+		}
+		parts = append(parts, s)
+	case p.DurationPerLevelS > 0:
+		parts = append(parts, fmt.Sprintf("%s per level", fmtDur(p.DurationPerLevelS)))
+	}
+	switch {
+	case p.Dataset != "":
+		parts = append(parts, "prompts from "+p.Dataset)
+	case p.PromptTokens > 0:
+		s := fmt.Sprintf("%s prompt → %s output tokens", fmtInt(int64(p.PromptTokens)), fmtInt(int64(p.OutputTokens)))
+		if p.SharedPrefix > 0 {
+			s += fmt.Sprintf(" (%s shared prefix)", fmtInt(int64(p.SharedPrefix)))
+		}
+		parts = append(parts, s)
+	}
+	if p.IgnoreEOS {
+		parts = append(parts, "EOS ignored")
+	}
+	if e := info.Target.Endpoint; e != "" {
+		parts = append(parts, e+" endpoint")
+	}
+	if t := sloText(r.SLO); t != "" {
+		parts = append(parts, "SLO (p99) "+t)
+	} else {
+		parts = append(parts, "no latency targets")
+	}
+	return strings.Join(parts, " · ")
+}

@@ -16,10 +16,18 @@ const planExample = `Example:
   ceiling plan --model-config samples/models/kimi-k2.5.json --gpu rtx-pro-6000 \
       --gpus 8 --tp 8 --weights-gib 70.8 --prompt-tokens 2000 --output-tokens 1000
 
+  ceiling plan --model-config samples/models/kimi-k2.5.json --gpu rtx-pro-6000 \
+      --gpus 8 --tp 8 --weights-gib 70.8 --prompt-tokens 2000 --output-tokens 1000 \
+      --compare-shapes --levels 1,2,4,8,16,32,64,128,256,512,1024
+
 Prints the memory budget per GPU step by step (memory × utilization − weights −
 reserve), the KV bytes per token and the tokens that fit, how many requests the KV
 cache holds at max_model_len and at the workload's length, and proposes sweep levels
-that bracket that prediction (geometric, up to about twice it).
+that bracket that prediction (geometric, up to about twice it). An alarm, with its
+fixes, when max_model_len does not fit once in a KV cache. Then each level of the
+sweep (proposed, or --levels) against the KV budget and the predicted roofline
+(per-user and total tok/s at the batch that fits; see README, "Capacity model").
+--compare-shapes puts TP, DP-attention and EP shapes of the same GPUs side by side.
 `
 
 // runPlan prints the KV/memory budget of a deployment and proposes sweep levels, before

@@ -36,6 +36,8 @@ type Run struct {
 	Ceiling  Ceiling         `json:"ceiling"`
 	SLO      SLO             `json:"slo"`
 	Warnings []string        `json:"warnings"`
+	// Decision is the run in deployment-decision terms: shape, roofline, cost, sizing.
+	Decision *Decision `json:"decision"`
 	// Timeline is a sample of one level's requests for the report's per-request chart.
 	Timeline *Timeline `json:"timeline,omitempty"`
 	// Metrics are server metric series from the sidecar, thinned for plotting.

@@ -32,7 +32,8 @@ func buildCapacity(facts serverFacts, work workloadTokens, opt Options) (*Capaci
 	var plan *capacity.PlanResult
 	var kv *capacity.KVModel
 	var cfg *capacity.ModelConfig
-	gpus, tp := opt.Deployment()
+	shape := opt.Shape()
+	tp := shape.TP
 	if opt.ModelConfig != "" {
 		var err error
 		cfg, err = capacity.LoadModelConfig(opt.ModelConfig)
@@ -50,6 +51,7 @@ func buildCapacity(facts serverFacts, work workloadTokens, opt Options) (*Capaci
 			if err != nil {
 				return nil, nil, fmt.Errorf("model config %s: %w", opt.ModelConfig, err)
 			}
+			m = m.Stage(shape.PP)
 			kv = &m
 		}
 	} else if opt.GPU != "" {
@@ -74,10 +76,9 @@ func buildCapacity(facts serverFacts, work workloadTokens, opt Options) (*Capaci
 		t := plan.KVTokens
 		c.ModelledKVCapacityTokens = &t
 	}
-	replicas := max(1, gpus/tp)
-	if plan != nil {
-		replicas = plan.Replicas
-	}
+	// Every DP rank of every replica holds its own KV cache; the server reveals the
+	// capacity of one.
+	replicas := shape.KVCaches()
 	// concurrencyAt uses the exact per-request footprint when the model decides,
 	// and tokens / capacity when the server's figure does.
 	var concurrencyAt func(tokens float64) float64

@@ -202,6 +202,7 @@ func writeRun(b *strings.Builder, r *Run, md bool) {
 		}
 	}
 	b.WriteString("\n")
+	writeDecision(b, r, md)
 
 	heading(b, md, 2, "Warnings")
 	if len(r.Warnings) == 0 {

@@ -77,6 +77,9 @@ func modelRun(r *Run, facts serverFacts, work workloadTokens, opt Options) error
 	}
 
 	r.Warnings = append(r.Warnings, ceilingWarnings(r, pts)...)
+	var dw []string
+	r.Decision, dw = buildDecision(r, opt)
+	r.Warnings = append(r.Warnings, dw...)
 	return nil
 }
 

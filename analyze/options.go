@@ -14,6 +14,8 @@ type Options struct {
 	// MaxModelLen overrides the context length used for "concurrency at max_model_len"
 	// when the server did not reveal it (0 = the config's max_position_embeddings).
 	MaxModelLen int64
+	// Decision holds the cost and load inputs of the decision section.
+	Decision DecisionOptions
 	// TimelineLevel picks the level drawn on the per-request timeline (-1 = the level
 	// nearest the realistic ceiling).
 	TimelineLevel int

@@ -26,11 +26,11 @@ type BudgetInput struct {
 	Utilization float64 // 0 = DefaultUtilization
 	WeightsGiB  float64 // weights per GPU; 0 = estimate from the config
 	ReserveGiB  float64 // < 0 = DefaultReserveGiB
-	// GPUs is the GPUs in the deployment and TP the tensor-parallel size of one serving
-	// engine: GPUs/TP replicas each hold a full KV cache. TP 0 means one engine over
-	// every GPU (TP = GPUs); GPUs 0 means one engine (GPUs = TP); both 0 mean one GPU.
-	GPUs, TP int
-	KVDtype  string // auto (the model's dtype), bf16, fp16, fp8 or fp32
+	// GPUs is the GPUs in the deployment; TP, DP, PP and EP its shape (see Shape, whose
+	// method applies the defaults: TP 0 is one engine over every GPU, GPUs 0 one engine).
+	GPUs, TP, DP, PP int
+	EP               bool
+	KVDtype          string // auto (the model's dtype), bf16, fp16, fp8 or fp32
 	// WeightDtype and ParamsB feed the weight estimate when WeightsGiB is 0: the
 	// precision the weights are stored in ("" = from the config's quantization_config
 	// and torch_dtype) and the parameter count in billions (0 = from the config).
@@ -38,25 +38,17 @@ type BudgetInput struct {
 	ParamsB     float64
 }
 
-// Deployment returns GPUs and TP with their defaults applied: TP 0 is every GPU in one
-// engine, GPUs 0 is one engine, both 0 is one GPU.
-func (in BudgetInput) Deployment() (gpus, tp int) {
-	gpus, tp = in.GPUs, in.TP
-	if tp <= 0 {
-		tp = max(gpus, 1)
-	}
-	if gpus <= 0 {
-		gpus = tp
-	}
-	return gpus, tp
-}
-
 // Budget is the memory of one GPU, split the way the capacity model spends it. It is
 // part of the public analysis JSON.
 type Budget struct {
-	GPU           string  `json:"gpu"`
-	GPUs          int     `json:"gpus"`
-	TP            int     `json:"tp"`
+	GPU  string `json:"gpu"`
+	GPUs int    `json:"gpus"`
+	TP   int    `json:"tp"`
+	DP   int    `json:"dp"`
+	PP   int    `json:"pp"`
+	EP   bool   `json:"ep"`
+	// KVCaches is the independent KV caches of the deployment (DP ranks × replicas).
+	KVCaches      int     `json:"kv_caches"`
 	MemoryBytes   int64   `json:"memory_bytes"`
 	Utilization   float64 `json:"utilization"`
 	WeightsBytes  int64   `json:"weights_bytes"`
@@ -73,18 +65,28 @@ type PlanResult struct {
 	GPU        *GPU // nil for an uncatalogued GPU given by memory only
 	Budget     Budget
 	WeightsHow string // "given" or how they were estimated
-	Replicas   int    // GPUs / TP, serving engines that each hold a full KV cache
-	// KVTokens is the KV capacity of one replica in tokens (budget / bytes per token).
+	Shape      Shape
+	Replicas   int // serving engines (GPUs / (TP × DP × PP))
+	// KVTokens is the KV capacity of one KV cache (one DP rank of one replica) in
+	// tokens: budget / bytes per token.
 	KVTokens int64
+	// Weights is the estimate from the config (nil when it cannot be made and the
+	// weights were given); WeightsScale is given ÷ estimated weights per GPU (1 when
+	// estimated), which carries a measured figure over to other shapes.
+	Weights      *Weights
+	WeightsScale float64
+	// Input is what the plan was made from, defaults applied.
+	Input BudgetInput
 }
 
 // PlanBudget works out the memory budget per GPU and the KV capacity:
 // memory × utilization − weights per GPU − reserve, divided by the KV bytes per token.
 func PlanBudget(c *ModelConfig, in BudgetInput) (*PlanResult, error) {
-	in.GPUs, in.TP = in.Deployment()
-	if in.GPUs%in.TP != 0 {
-		return nil, fmt.Errorf("BudgetInput.GPUs %d is not a multiple of BudgetInput.TP %d", in.GPUs, in.TP)
+	if err := in.CheckShape(); err != nil {
+		return nil, err
 	}
+	shape := in.Shape()
+	in.GPUs, in.TP = shape.GPUs(), shape.TP
 	if in.Utilization == 0 {
 		in.Utilization = DefaultUtilization
 	}
@@ -98,7 +100,8 @@ func PlanBudget(c *ModelConfig, in BudgetInput) (*PlanResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &PlanResult{Config: c, KV: kv, Replicas: in.GPUs / in.TP}
+	kv = kv.Stage(shape.PP)
+	p := &PlanResult{Config: c, KV: kv, Shape: shape, Replicas: shape.Replicas, WeightsScale: 1}
 	var mem int64
 	name := in.GPU
 	if in.GPU != "" {
@@ -117,23 +120,36 @@ func PlanBudget(c *ModelConfig, in BudgetInput) (*PlanResult, error) {
 		return nil, fmt.Errorf("no GPU memory: set BudgetInput.GPU (a catalog name) or BudgetInput.MemoryGiB")
 	}
 	var weights int64
+	est, estErr := EstimateWeights(c, in.WeightDtype, in.ParamsB)
+	if estErr == nil {
+		p.Weights = &est
+	}
 	if in.WeightsGiB > 0 {
 		weights = int64(in.WeightsGiB * float64(gib))
 		p.WeightsHow = "given"
-	} else {
-		total, how, err := WeightBytes(c, in.WeightDtype, in.ParamsB)
-		if err != nil {
-			return nil, err
+		if p.Weights != nil {
+			if e := WeightsPerGPU(est, shape); e > 0 {
+				p.WeightsScale = float64(weights) / float64(e)
+			}
 		}
-		weights = total / int64(in.TP)
-		p.WeightsHow = fmt.Sprintf("estimated: %s / TP %d", how, in.TP)
+	} else {
+		if estErr != nil {
+			return nil, estErr
+		}
+		weights = WeightsPerGPU(est, shape)
+		p.WeightsHow = "estimated: " + est.How + " / " + weightsSplit(est, shape)
 	}
 	capped := int64(float64(mem) * in.Utilization)
 	reserve := int64(in.ReserveGiB * float64(gib))
+	p.Input = in
 	p.Budget = Budget{
 		GPU:           name,
 		GPUs:          in.GPUs,
 		TP:            in.TP,
+		DP:            shape.DP,
+		PP:            shape.PP,
+		EP:            shape.EP,
+		KVCaches:      shape.KVCaches(),
 		MemoryBytes:   mem,
 		Utilization:   in.Utilization,
 		WeightsBytes:  weights,
@@ -154,7 +170,7 @@ func PlanBudget(c *ModelConfig, in BudgetInput) (*PlanResult, error) {
 }
 
 // Concurrency is how many requests of tokens (prompt+output) the deployment's KV caches
-// hold at once, all replicas together. It uses the exact per-request footprint (sliding
+// hold at once, all DP ranks and replicas together. It uses the exact per-request footprint (sliding
 // windows capped, constant states added), not just tokens / capacity.
 func (p *PlanResult) Concurrency(tokens float64) float64 {
 	if tokens <= 0 {
@@ -164,7 +180,26 @@ func (p *PlanResult) Concurrency(tokens float64) float64 {
 	if per <= 0 {
 		return math.Inf(1)
 	}
-	return float64(p.Replicas) * float64(p.Budget.KVBudgetBytes) / per
+	return float64(p.Shape.KVCaches()) * float64(p.Budget.KVBudgetBytes) / per
+}
+
+// FitsOnce is how many requests of tokens one KV cache (one DP rank) holds: below 1 the
+// engine refuses to start at that max_model_len, or preempts constantly, however many
+// DP ranks or replicas there are, since a request lives in one cache.
+func (p *PlanResult) FitsOnce(tokens float64) float64 {
+	return p.Concurrency(tokens) / float64(p.Shape.KVCaches())
+}
+
+// weightsSplit says how the weights were spread over the shape, for WeightsHow.
+func weightsSplit(w Weights, s Shape) string {
+	if s.DP == 1 && s.PP == 1 && (w.ExpertBytes == 0 || s.ExpertShards() == s.TP) {
+		return fmt.Sprintf("TP %d", s.TP)
+	}
+	out := fmt.Sprintf("rest / (TP %d × PP %d)", s.TP, s.PP)
+	if w.ExpertBytes > 0 {
+		out += fmt.Sprintf(", experts / (%d shards × PP %d)", s.ExpertShards(), s.PP)
+	}
+	return out
 }
 
 // ConcurrencyAt is the concurrency a KV cache of capacityTokens holds at requests of

@@ -55,6 +55,7 @@ type ModelConfig struct {
 	Experts            int
 	ExpertIntermediate int
 	SharedExperts      int
+	ExpertsPerToken    int // routed experts each token goes to (num_experts_per_tok)
 	DenseLayers        int // leading dense layers (first_k_dense_replace)
 	MoELayerFreq       int
 
@@ -141,6 +142,7 @@ func ParseModelConfig(data []byte) (*ModelConfig, error) {
 		c.ExpertIntermediate = c.Intermediate // Mixtral and gpt-oss size experts this way
 	}
 	c.SharedExperts, _ = intField(m, "n_shared_experts")
+	c.ExpertsPerToken, _ = intField(m, "num_experts_per_tok", "num_experts_per_token", "moe_topk", "experts_per_token")
 	c.DenseLayers, _ = intField(m, "first_k_dense_replace")
 	c.MoELayerFreq, _ = intField(m, "moe_layer_freq")
 	if q, ok := m["quantization_config"].(map[string]any); ok {

@@ -20,34 +20,90 @@ type GPU struct {
 	Interconnect string
 	// InterconnectBytesS is that bandwidth in bytes per second (bidirectional).
 	InterconnectBytesS float64
+	// Link is the kind of GPU-to-GPU link: LinkPCIe or LinkNVLink (a switched
+	// GPU fabric: NVLink, Infinity Fabric). It sets the all-reduce latency the
+	// roofline assumes.
+	Link string
+	// BF16FLOPs, FP8FLOPs and FP4FLOPs are the dense tensor-core peaks in FLOP/s
+	// (0: no such tensor cores).
+	BF16FLOPs, FP8FLOPs, FP4FLOPs float64
 }
+
+// Link kinds of GPU.Link.
+const (
+	LinkPCIe   = "pcie"
+	LinkNVLink = "nvlink"
+)
 
 const (
 	mib = int64(1) << 20
 	gib = int64(1) << 30
 	tb  = 1e12
 	gb  = 1e9
+	tf  = 1e12
 )
 
 // gpuCatalog returns the built-in catalog. Memory is the total reported by the driver
-// (nvidia-smi "MiB" totals, rocm-smi VRAM totals); bandwidth and interconnect are the
-// vendors' datasheet figures. Any entry's memory can be overridden with BudgetInput.MemoryGiB.
-// A function, not a package variable, so that nothing can mutate it.
+// (nvidia-smi "MiB" totals, rocm-smi VRAM totals); bandwidth, peak FLOP/s and
+// interconnect are the vendors' datasheet figures, cited per entry. Peak FLOP/s are
+// dense tensor-core figures (the datasheets' "with sparsity" figures halved), 0 where
+// the GPU has no such tensor cores. Any entry's memory can be overridden with
+// BudgetInput.MemoryGiB. A function, not a package variable, so that nothing can
+// mutate it.
 func gpuCatalog() []GPU {
 	return []GPU{
-		{"a100-40", "NVIDIA A100 40GB", 40960 * mib, 1.555 * tb, "NVLink 3 (600 GB/s)", 600 * gb},
-		{"a100-80", "NVIDIA A100 80GB", 81920 * mib, 2.039 * tb, "NVLink 3 (600 GB/s)", 600 * gb},
-		{"h100-sxm", "NVIDIA H100 SXM 80GB", 81559 * mib, 3.35 * tb, "NVLink 4 (900 GB/s)", 900 * gb},
-		{"h100-pcie", "NVIDIA H100 PCIe 80GB", 81559 * mib, 2.0 * tb, "PCIe 5.0 x16 (128 GB/s)", 128 * gb},
-		{"h200", "NVIDIA H200 141GB", 143771 * mib, 4.8 * tb, "NVLink 4 (900 GB/s)", 900 * gb},
-		{"b200", "NVIDIA B200 180GB", 183359 * mib, 8.0 * tb, "NVLink 5 (1.8 TB/s)", 1800 * gb},
-		{"gb200", "NVIDIA GB200 (per Blackwell GPU)", 189471 * mib, 8.0 * tb, "NVLink 5 (1.8 TB/s)", 1800 * gb},
-		{"rtx-pro-6000", "NVIDIA RTX PRO 6000 Blackwell 96GB", 97887 * mib, 1.792 * tb, "PCIe 5.0 x16 (128 GB/s)", 128 * gb},
-		{"l40s", "NVIDIA L40S 48GB", 46068 * mib, 0.864 * tb, "PCIe 4.0 x16 (64 GB/s)", 64 * gb},
-		{"rtx-4090", "NVIDIA GeForce RTX 4090 24GB", 24564 * mib, 1.008 * tb, "PCIe 4.0 x16 (64 GB/s)", 64 * gb},
-		{"rtx-5090", "NVIDIA GeForce RTX 5090 32GB", 32607 * mib, 1.792 * tb, "PCIe 5.0 x16 (128 GB/s)", 128 * gb},
-		{"mi300x", "AMD Instinct MI300X 192GB", 196592 * mib, 5.3 * tb, "Infinity Fabric (896 GB/s)", 896 * gb},
-		{"mi325x", "AMD Instinct MI325X 256GB", 256 * gib, 6.0 * tb, "Infinity Fabric (896 GB/s)", 896 * gb},
+		// NVIDIA A100 datasheet (nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/
+		// nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf): BF16 312 TFLOPS dense, no
+		// FP8; 1,555 GB/s (40GB), 2,039 GB/s (80GB SXM); NVLink 600 GB/s.
+		{Name: "a100-40", Full: "NVIDIA A100 40GB", MemoryBytes: 40960 * mib, BandwidthBytesS: 1.555 * tb,
+			Interconnect: "NVLink 3 (600 GB/s)", InterconnectBytesS: 600 * gb, Link: LinkNVLink, BF16FLOPs: 312 * tf},
+		{Name: "a100-80", Full: "NVIDIA A100 80GB", MemoryBytes: 81920 * mib, BandwidthBytesS: 2.039 * tb,
+			Interconnect: "NVLink 3 (600 GB/s)", InterconnectBytesS: 600 * gb, Link: LinkNVLink, BF16FLOPs: 312 * tf},
+		// NVIDIA H100 datasheet (resources.nvidia.com/en-us-tensor-core/nvidia-tensor-core-gpu-datasheet):
+		// SXM BF16 1,979 / FP8 3,958 TFLOPS with sparsity (989 / 1,979 dense), 3.35 TB/s,
+		// NVLink 900 GB/s; PCIe BF16 1,513 / FP8 3,026 sparse (756 / 1,513 dense), 2 TB/s.
+		{Name: "h100-sxm", Full: "NVIDIA H100 SXM 80GB", MemoryBytes: 81559 * mib, BandwidthBytesS: 3.35 * tb,
+			Interconnect: "NVLink 4 (900 GB/s)", InterconnectBytesS: 900 * gb, Link: LinkNVLink, BF16FLOPs: 989 * tf, FP8FLOPs: 1979 * tf},
+		{Name: "h100-pcie", Full: "NVIDIA H100 PCIe 80GB", MemoryBytes: 81559 * mib, BandwidthBytesS: 2.0 * tb,
+			Interconnect: "PCIe 5.0 x16 (128 GB/s)", InterconnectBytesS: 128 * gb, Link: LinkPCIe, BF16FLOPs: 756 * tf, FP8FLOPs: 1513 * tf},
+		// NVIDIA H200 datasheet (nvidia.com/en-us/data-center/h200): H200 SXM the same
+		// tensor cores as H100 SXM (989 / 1,979 dense), 4.8 TB/s, NVLink 900 GB/s.
+		{Name: "h200", Full: "NVIDIA H200 141GB", MemoryBytes: 143771 * mib, BandwidthBytesS: 4.8 * tb,
+			Interconnect: "NVLink 4 (900 GB/s)", InterconnectBytesS: 900 * gb, Link: LinkNVLink, BF16FLOPs: 989 * tf, FP8FLOPs: 1979 * tf},
+		// NVIDIA HGX B200 datasheet (nvidia.com/en-us/data-center/hgx): per GPU FP4 18 /
+		// FP8 9 / BF16 4.5 PFLOPS with sparsity (9 / 4.5 / 2.25 dense), 8 TB/s, NVLink 1.8 TB/s.
+		{Name: "b200", Full: "NVIDIA B200 180GB", MemoryBytes: 183359 * mib, BandwidthBytesS: 8.0 * tb,
+			Interconnect: "NVLink 5 (1.8 TB/s)", InterconnectBytesS: 1800 * gb, Link: LinkNVLink, BF16FLOPs: 2250 * tf, FP8FLOPs: 4500 * tf, FP4FLOPs: 9000 * tf},
+		// NVIDIA GB200 NVL72 datasheet (nvidia.com/en-us/data-center/gb200-nvl72): per
+		// Blackwell GPU FP4 20 / FP8 10 / BF16 5 PFLOPS with sparsity (10 / 5 / 2.5 dense), 8 TB/s.
+		{Name: "gb200", Full: "NVIDIA GB200 (per Blackwell GPU)", MemoryBytes: 189471 * mib, BandwidthBytesS: 8.0 * tb,
+			Interconnect: "NVLink 5 (1.8 TB/s)", InterconnectBytesS: 1800 * gb, Link: LinkNVLink, BF16FLOPs: 2500 * tf, FP8FLOPs: 5000 * tf, FP4FLOPs: 10000 * tf},
+		// NVIDIA RTX PRO 6000 Blackwell Server Edition datasheet (nvidia.com/en-us/data-center/
+		// rtx-pro-6000-blackwell-server-edition): 4 PFLOPS FP4 with sparsity (2,000 dense;
+		// FP8 1,000 and BF16 500 dense at the usual 2:1 steps), 1,792 GB/s, PCIe 5.0 x16, no NVLink.
+		{Name: "rtx-pro-6000", Full: "NVIDIA RTX PRO 6000 Blackwell 96GB", MemoryBytes: 97887 * mib, BandwidthBytesS: 1.792 * tb,
+			Interconnect: "PCIe 5.0 x16 (128 GB/s)", InterconnectBytesS: 128 * gb, Link: LinkPCIe, BF16FLOPs: 500 * tf, FP8FLOPs: 1000 * tf, FP4FLOPs: 2000 * tf},
+		// NVIDIA L40S datasheet (nvidia.com/en-us/data-center/l40s): BF16 362.05 / FP8
+		// 733 TFLOPS dense (733 / 1,466 with sparsity), 864 GB/s, PCIe 4.0 x16.
+		{Name: "l40s", Full: "NVIDIA L40S 48GB", MemoryBytes: 46068 * mib, BandwidthBytesS: 0.864 * tb,
+			Interconnect: "PCIe 4.0 x16 (64 GB/s)", InterconnectBytesS: 64 * gb, Link: LinkPCIe, BF16FLOPs: 362 * tf, FP8FLOPs: 733 * tf},
+		// NVIDIA Ada GPU architecture whitepaper, RTX 4090: BF16 165.2 / FP8 330.3 TFLOPS
+		// dense with FP32 accumulate, 1,008 GB/s, PCIe 4.0 x16.
+		{Name: "rtx-4090", Full: "NVIDIA GeForce RTX 4090 24GB", MemoryBytes: 24564 * mib, BandwidthBytesS: 1.008 * tb,
+			Interconnect: "PCIe 4.0 x16 (64 GB/s)", InterconnectBytesS: 64 * gb, Link: LinkPCIe, BF16FLOPs: 165.2 * tf, FP8FLOPs: 330.3 * tf},
+		// NVIDIA RTX Blackwell GPU architecture whitepaper, RTX 5090: BF16 209.5 / FP8 419 /
+		// FP4 838 TFLOPS dense with FP32 accumulate, 1,792 GB/s, PCIe 5.0 x16.
+		{Name: "rtx-5090", Full: "NVIDIA GeForce RTX 5090 32GB", MemoryBytes: 32607 * mib, BandwidthBytesS: 1.792 * tb,
+			Interconnect: "PCIe 5.0 x16 (128 GB/s)", InterconnectBytesS: 128 * gb, Link: LinkPCIe, BF16FLOPs: 209.5 * tf, FP8FLOPs: 419 * tf, FP4FLOPs: 838 * tf},
+		// AMD Instinct MI300X datasheet (amd.com/content/dam/amd/en/documents/instinct-tech-docs/
+		// data-sheets/amd-instinct-mi300x-data-sheet.pdf): BF16 1,307.4 / FP8 2,614.9 TFLOPS
+		// dense, 5.3 TB/s, Infinity Fabric 896 GB/s aggregate.
+		{Name: "mi300x", Full: "AMD Instinct MI300X 192GB", MemoryBytes: 196592 * mib, BandwidthBytesS: 5.3 * tb,
+			Interconnect: "Infinity Fabric (896 GB/s)", InterconnectBytesS: 896 * gb, Link: LinkNVLink, BF16FLOPs: 1307.4 * tf, FP8FLOPs: 2614.9 * tf},
+		// AMD Instinct MI325X datasheet (amd.com, instinct-tech-docs/product-briefs/
+		// instinct-mi325x-datasheet.pdf): the MI300X's compute, 6 TB/s, 896 GB/s Infinity Fabric.
+		{Name: "mi325x", Full: "AMD Instinct MI325X 256GB", MemoryBytes: 256 * gib, BandwidthBytesS: 6.0 * tb,
+			Interconnect: "Infinity Fabric (896 GB/s)", InterconnectBytesS: 896 * gb, Link: LinkNVLink, BF16FLOPs: 1307.4 * tf, FP8FLOPs: 2614.9 * tf},
 	}
 }
 

@@ -74,14 +74,40 @@ func ParamCount(c *ModelConfig) (total, experts int64, err error) {
 // (MXFP4, NVFP4, INT4 with group scales, about 4.25-4.5 bits) usually only the experts
 // of an MoE (all linear layers of a dense model). paramsB overrides the count.
 func WeightBytes(c *ModelConfig, weightDtype string, paramsB float64) (bytes int64, how string, err error) {
-	var total, experts int64
+	w, err := EstimateWeights(c, weightDtype, paramsB)
+	if err != nil {
+		return 0, "", err
+	}
+	return w.RestBytes + w.ExpertBytes, w.How, nil
+}
+
+// Weights is the weight estimate of a whole model, split the way deployment shapes
+// shard it: the routed experts (sharded over the expert-parallel GPUs with EP) and the
+// rest (attention, embeddings, dense MLPs, shared experts, routers).
+type Weights struct {
+	RestBytes, ExpertBytes   int64
+	RestParams, ExpertParams int64
+	// ActiveParams is the parameters one token passes through: the rest plus
+	// experts_per_tok / n_routed_experts of the routed experts.
+	ActiveParams int64
+	How          string
+}
+
+// EstimateWeights is WeightBytes with the expert/rest split kept. With paramsB given,
+// the counted split is scaled to it (all "rest" when the config cannot be counted).
+func EstimateWeights(c *ModelConfig, weightDtype string, paramsB float64) (Weights, error) {
+	total, experts, err := ParamCount(c)
 	if paramsB > 0 {
-		total = int64(paramsB * 1e9)
-	} else {
-		total, experts, err = ParamCount(c)
-		if err != nil {
-			return 0, "", err
+		given := int64(paramsB * 1e9)
+		if err != nil || total <= 0 {
+			experts = 0
+		} else {
+			experts = int64(float64(experts) * float64(given) / float64(total))
 		}
+		total, err = given, nil
+	}
+	if err != nil {
+		return Weights{}, err
 	}
 	native := 2.0
 	if c.Dtype == "fp32" {
@@ -121,9 +147,18 @@ func WeightBytes(c *ModelConfig, weightDtype string, paramsB float64) (bytes int
 	case "fp4", "nvfp4", "mxfp4", "int4":
 		rest, exp, label = fourBit, fourBit, weightDtype+" (≈4.5 bits with scales)"
 	default:
-		return 0, "", fmt.Errorf("unknown weight dtype %q (want bf16, fp16, fp8, int8, fp4, int4)", weightDtype)
+		return Weights{}, fmt.Errorf("unknown weight dtype %q (want bf16, fp16, fp8, int8, fp4, int4)", weightDtype)
 	}
-	bytes = int64(float64(total-experts)*rest + float64(experts)*exp)
-	how = fmt.Sprintf("%.1fB parameters in %s", float64(total)/1e9, label)
-	return bytes, how, nil
+	w := Weights{
+		RestBytes:    int64(float64(total-experts) * rest),
+		ExpertBytes:  int64(float64(experts) * exp),
+		RestParams:   total - experts,
+		ExpertParams: experts,
+		ActiveParams: total,
+		How:          fmt.Sprintf("%.1fB parameters in %s", float64(total)/1e9, label),
+	}
+	if experts > 0 && c.Experts > 0 && c.ExpertsPerToken > 0 {
+		w.ActiveParams = total - experts + experts*int64(c.ExpertsPerToken)/int64(c.Experts)
+	}
+	return w, nil
 }

@@ -18,6 +18,11 @@ func addAnalyzeFlags(fs *pflag.FlagSet) func() (analyze.Options, error) {
 	var cf capacityFlags
 	cf.addDeployment(fs)
 	cf.addBudget(fs)
+	gpuHourCost := fs.Float64("gpu-hour-cost", 0, "price of one GPU for one hour in USD, for the cost per million tokens (0 = no cost)")
+	targetRPS := fs.Float64("target-rps", 0, "load to size replicas for, in requests/s (0 = none)")
+	targetUsers := fs.Float64("target-users", 0, "load to size replicas for, in users, each sending a request, reading it, thinking --think-time (0 = none)")
+	thinkTime := fs.Duration("think-time", 0, "a user's pause between a response's end and the next request, for --target-users (0 = users send back to back)")
+	headroom := fs.Float64("headroom", analyze.DefaultHeadroom, "fraction of the measured capacity kept spare when sizing replicas")
 	timelineLevel := fs.Int("timeline-level", -1, "level drawn on the per-request timeline (-1 = the level nearest the ceiling)")
 
 	return func() (analyze.Options, error) {
@@ -26,6 +31,22 @@ func addAnalyzeFlags(fs *pflag.FlagSet) func() (analyze.Options, error) {
 			BudgetInput:   cf.budgetInput(),
 			MaxModelLen:   cf.maxModelLen,
 			TimelineLevel: *timelineLevel,
+			Decision: analyze.DecisionOptions{GPUHourCost: *gpuHourCost, TargetRPS: *targetRPS, TargetUsers: *targetUsers,
+				ThinkTimeS: thinkTime.Seconds(), Headroom: *headroom},
+		}
+		for _, f := range []struct {
+			name string
+			v    float64
+		}{{"--gpu-hour-cost", *gpuHourCost}, {"--target-rps", *targetRPS}, {"--target-users", *targetUsers}, {"--think-time", thinkTime.Seconds()}} {
+			if f.v < 0 {
+				return opt, fmt.Errorf("%s must not be negative, got %g", f.name, f.v)
+			}
+		}
+		if *targetRPS > 0 && *targetUsers > 0 {
+			return opt, fmt.Errorf("give --target-rps or --target-users, not both")
+		}
+		if *headroom < 0 || *headroom >= 1 {
+			return opt, fmt.Errorf("--headroom must be in [0, 1), got %g", *headroom)
 		}
 		for _, d := range []struct {
 			name string

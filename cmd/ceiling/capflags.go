@@ -15,6 +15,8 @@ type capacityFlags struct {
 	modelConfig string
 	gpu         string
 	gpus, tp    int
+	dp, pp      int
+	ep          bool
 
 	memGiB      float64
 	util        float64
@@ -27,12 +29,16 @@ type capacityFlags struct {
 }
 
 // addDeployment registers what describes the deployment: the model's config.json,
-// the GPU, the GPU count and the tensor-parallel size. record stores them as declared.
+// the GPU, the GPU count and the shape (TP, DP, PP, EP; see capacity.Shape). record
+// stores them as declared.
 func (c *capacityFlags) addDeployment(fs *pflag.FlagSet) {
 	fs.StringVar(&c.modelConfig, "model-config", "", "Hugging Face config.json of the served model, for the KV capacity model")
 	fs.StringVar(&c.gpu, "gpu", "", "GPU model from the catalog: "+strings.Join(capacity.GPUNames(), ", "))
-	fs.IntVar(&c.gpus, "gpus", 0, "GPUs in the deployment (default: --tp, else 1); GPUs/TP replicas each hold a KV cache")
-	fs.IntVar(&c.tp, "tp", 0, "tensor-parallel size of one serving engine (default: --gpus, i.e. one engine over every GPU)")
+	fs.IntVar(&c.gpus, "gpus", 0, "GPUs in the deployment = tp × dp × pp × replicas (default: one engine, tp × dp × pp)")
+	fs.IntVar(&c.tp, "tp", 0, "tensor-parallel size (default: --gpus ÷ (dp × pp), i.e. one engine over every GPU)")
+	fs.IntVar(&c.dp, "dp", 1, "data-parallel attention ranks per engine, each with its own KV cache (vLLM --data-parallel-size, SGLang --dp-size)")
+	fs.IntVar(&c.pp, "pp", 1, "pipeline-parallel stages per engine: layers, and the KV cache with them, split over them")
+	fs.BoolVar(&c.ep, "ep", false, "expert parallelism: routed experts sharded over the dp × tp GPUs (vLLM --enable-expert-parallel)")
 }
 
 // addBudget registers the inputs of the memory budget and of the concurrency figures.
@@ -54,8 +60,14 @@ func (c *capacityFlags) checkDeployment() error {
 		return fmt.Errorf("--gpus must not be negative, got %d", c.gpus)
 	case c.tp < 0:
 		return fmt.Errorf("--tp must not be negative, got %d", c.tp)
+	case c.dp < 1:
+		return fmt.Errorf("--dp must be at least 1, got %d", c.dp)
+	case c.pp < 1:
+		return fmt.Errorf("--pp must be at least 1, got %d", c.pp)
 	case c.gpus > 0 && c.tp > c.gpus:
 		return fmt.Errorf("--tp %d is larger than --gpus %d", c.tp, c.gpus)
+	case c.gpus > 0 && max(c.tp, 1)*c.dp*c.pp > c.gpus:
+		return fmt.Errorf("--tp × --dp × --pp = %d is larger than --gpus %d", max(c.tp, 1)*c.dp*c.pp, c.gpus)
 	}
 	return nil
 }
@@ -90,17 +102,17 @@ func (c *capacityFlags) check() error {
 func (c *capacityFlags) budgetInput() capacity.BudgetInput {
 	return capacity.BudgetInput{
 		GPU: c.gpu, MemoryGiB: c.memGiB, Utilization: c.util, WeightsGiB: c.weightsGiB, ReserveGiB: c.reserveGiB,
-		GPUs: c.gpus, TP: c.tp, KVDtype: c.kvDtype, WeightDtype: c.weightDtype, ParamsB: c.paramsB,
+		GPUs: c.gpus, TP: c.tp, DP: c.dp, PP: c.pp, EP: c.ep, KVDtype: c.kvDtype, WeightDtype: c.weightDtype, ParamsB: c.paramsB,
 	}
 }
 
 // declared is the deployment as record stores it: with the same defaults as the other
 // subcommands (--gpus 8 alone is TP 8), and nothing when nothing was given.
 func (c *capacityFlags) declared() (gpus, tp int) {
-	if c.gpus == 0 && c.tp == 0 {
+	if c.gpus == 0 && c.tp == 0 && c.dp <= 1 && c.pp <= 1 {
 		return 0, 0
 	}
-	return capacity.BudgetInput{GPUs: c.gpus, TP: c.tp}.Deployment()
+	return capacity.BudgetInput{GPUs: c.gpus, TP: c.tp, DP: c.dp, PP: c.pp}.Deployment()
 }
 
 // budgetFlags maps the capacity package's field names, which its errors use, to the
@@ -110,6 +122,8 @@ func budgetFlags() *strings.Replacer {
 		"BudgetInput.GPUs", "--gpus",
 		"BudgetInput.GPU", "--gpu",
 		"BudgetInput.TP", "--tp",
+		"BudgetInput.DP", "--dp",
+		"BudgetInput.PP", "--pp",
 		"BudgetInput.MemoryGiB", "--gpu-memory-gib",
 		"BudgetInput.Utilization", "--gpu-util",
 		"BudgetInput.WeightsGiB", "--weights-gib",

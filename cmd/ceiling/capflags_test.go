@@ -6,8 +6,9 @@ import (
 	"testing"
 )
 
-// capacityFlagNames are the flags capacityFlags defines; record takes the first four.
-var capacityFlagNames = []string{"--model-config", "--gpu ", "--gpus", "--tp", "--gpu-memory-gib", "--gpu-util",
+// capacityFlagNames are the flags capacityFlags defines; record takes the first seven
+// (the deployment).
+var capacityFlagNames = []string{"--model-config", "--gpu ", "--gpus", "--tp", "--dp", "--pp", "--ep", "--gpu-memory-gib", "--gpu-util",
 	"--weights-gib", "--reserve-gib", "--kv-dtype", "--weight-dtype", "--params-b", "--max-model-len"}
 
 // helpLine returns the --help line of flag in out, spaces collapsed (pflag pads the
@@ -39,7 +40,7 @@ func TestCapacityFlagsSameEverywhere(t *testing.T) {
 			t.Fatalf("plan --help lacks %s", flag)
 		}
 		for _, cmd := range []string{"analyze", "report", "record"} {
-			if cmd == "record" && i >= 4 {
+			if cmd == "record" && i >= 7 {
 				if got := helpLine(helps[cmd], flag); got != "" {
 					t.Errorf("record has the budget flag %s: %q", flag, got)
 				}

@@ -47,6 +47,7 @@ func subcommands() []subcommand {
 		{"analyze", "per-level statistics, capacity model, fits and the realistic ceiling", runAnalyze},
 		{"report", "write a standalone HTML report of one or more runs", runReport},
 		{"plan", "print the KV/memory budget and propose sweep levels before recording", runPlan},
+		{"whatif", "predict a measured run at other lengths, KV dtype, GPU count, shape or GPU", runWhatIf},
 	}
 }
 

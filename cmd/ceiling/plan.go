@@ -16,10 +16,18 @@ const planExample = `Example:
   ceiling plan --model-config samples/models/kimi-k2.5.json --gpu rtx-pro-6000 \
       --gpus 8 --tp 8 --weights-gib 70.8 --prompt-tokens 2000 --output-tokens 1000
 
+  ceiling plan --model-config samples/models/kimi-k2.5.json --gpu rtx-pro-6000 \
+      --gpus 8 --tp 8 --weights-gib 70.8 --prompt-tokens 2000 --output-tokens 1000 \
+      --compare-shapes --levels 1,2,4,8,16,32,64,128,256,512,1024
+
 Prints the memory budget per GPU step by step (memory × utilization − weights −
 reserve), the KV bytes per token and the tokens that fit, how many requests the KV
 cache holds at max_model_len and at the workload's length, and proposes sweep levels
-that bracket that prediction (geometric, up to about twice it).
+that bracket that prediction (geometric, up to about twice it). An alarm, with its
+fixes, when max_model_len does not fit once in a KV cache. Then each level of the
+sweep (proposed, or --levels) against the KV budget and the predicted roofline
+(per-user and total tok/s at the batch that fits; see README, "Capacity model").
+--compare-shapes puts TP, DP-attention and EP shapes of the same GPUs side by side.
 `
 
 // runPlan prints the KV/memory budget of a deployment and proposes sweep levels, before
@@ -31,6 +39,8 @@ func runPlan(ctx context.Context, e env, args []string) int {
 	cf.addBudget(fs)
 	promptTokens := fs.Int("prompt-tokens", 1024, "prompt tokens per request of the workload")
 	outputTokens := fs.Int("output-tokens", 512, "output tokens per request of the workload")
+	compareShapes := fs.Bool("compare-shapes", false, "print every DP × TP shape of the same GPUs side by side (KV capacity, concurrency)")
+	levelsFlag := fs.String("levels", "", "the sweep you intend, e.g. 1,2,4,...,1024: each level against the KV budget and the roofline (default: the proposed sweep)")
 	h := help{name: "plan", head: "Usage: ceiling plan --model-config config.json (--gpu NAME | --gpu-memory-gib N) [flags]\n\n" +
 		"Prints the KV-cache and memory budget of one GPU step by step and proposes sweep levels\n" +
 		"that bracket the predicted ceiling, before anything is recorded.\n",
@@ -51,6 +61,14 @@ func runPlan(ctx context.Context, e env, args []string) int {
 	}
 	if err := cf.check(); err != nil {
 		return usageErr(err.Error())
+	}
+	var levels []int
+	if *levelsFlag != "" {
+		l, err := parseLevels(*levelsFlag)
+		if err != nil {
+			return usageErr(err.Error())
+		}
+		levels = l
 	}
 	if cf.gpu != "" {
 		if _, err := capacity.LookupGPU(cf.gpu); err != nil {
@@ -76,6 +94,22 @@ func runPlan(ctx context.Context, e env, args []string) int {
 		mml = cfg.MaxModelLen
 	}
 	writePlan(e.stdout, p, cf.modelConfig, mml, *promptTokens, *outputTokens)
+	writeMaxModelLenAlarm(e.stdout, p, mml)
+	if *compareShapes {
+		writeCompareShapes(e.stdout, p, mml, *promptTokens+*outputTokens)
+	}
+	r, rerr := capacity.NewRoofline(p)
+	if rerr != nil {
+		r = nil
+	}
+	proposed := levels == nil
+	if proposed {
+		levels = capacity.ProposeLevels(p.Concurrency(float64(*promptTokens + *outputTokens)))
+	}
+	writeLevels(e.stdout, p, r, levels, *promptTokens, *outputTokens, proposed)
+	if rerr != nil {
+		fmt.Fprintf(e.stdout, "No roofline: %v\n", flagError(rerr))
+	}
 	return exitOK
 }
 
@@ -108,10 +142,14 @@ func writePlan(w io.Writer, p *capacity.PlanResult, path string, maxModelLen int
 		g := p.GPU
 		fmt.Fprintf(w, "GPU           %s: %s, %s, %.2f TB/s, %s\n", g.Name, g.Full, gibs(g.MemoryBytes), g.BandwidthBytesS/1e12, g.Interconnect)
 	}
-	if p.Replicas == 1 {
+	s := p.Shape
+	switch {
+	case s.DP == 1 && s.PP == 1 && s.Replicas == 1:
 		fmt.Fprintf(w, "Deployment    %s at TP %d: one serving engine\n\n", plural(p.Budget.GPUs, "GPU"), p.Budget.TP)
-	} else {
+	case s.DP == 1 && s.PP == 1:
 		fmt.Fprintf(w, "Deployment    %s at TP %d: %d replicas, each with its own KV cache\n\n", plural(p.Budget.GPUs, "GPU"), p.Budget.TP, p.Replicas)
+	default:
+		fmt.Fprintf(w, "Deployment    %s as %s: %s in all\n\n", plural(p.Budget.GPUs, "GPU"), s, plural(s.KVCaches(), "KV cache"))
 	}
 	writePlanBudget(w, p)
 

@@ -3,11 +3,14 @@ package main
 import (
 	"bytes"
 	"context"
+	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 )
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 // runPlanArgs runs `ceiling plan` in-process.
 func runPlanArgs(args ...string) (code int, stdout, stderr string) {
@@ -18,7 +21,9 @@ func runPlanArgs(args ...string) (code int, stdout, stderr string) {
 }
 
 // The issue's example: Kimi-K2.5 on 8 RTX PRO 6000 at TP 8 with 70.8 GiB of weights per
-// GPU and 2,000+1,000-token requests. Regenerate with UPDATE_GOLDEN=1 go test ./cmd/ceiling -run TestPlanGolden.
+// GPU and 2,000+1,000-token requests; then the design's story: the same box with the
+// shapes side by side, the max_model_len alarm with its fixes, the roofline and the
+// verdict on a sweep up to 1024. Regenerate with go test ./cmd/ceiling -run TestPlanGolden -update.
 func TestPlanGolden(t *testing.T) {
 	tests := []struct {
 		golden string
@@ -28,6 +33,9 @@ func TestPlanGolden(t *testing.T) {
 			"--gpus", "8", "--tp", "8", "--weights-gib", "70.8", "--prompt-tokens", "2000", "--output-tokens", "1000"}},
 		{"plan-llama-3.1-70b-h100-fp8.golden", []string{"--model-config", "../../samples/models/llama-3.1-70b.json", "--gpu", "H100 SXM",
 			"--gpus", "16", "--tp", "8", "--kv-dtype", "fp8", "--max-model-len", "32768"}},
+		{"plan-kimi-k2.5-decision.golden", []string{"--model-config", "../../samples/models/kimi-k2.5.json", "--gpu", "rtx-pro-6000",
+			"--gpus", "8", "--tp", "8", "--weights-gib", "70.8", "--prompt-tokens", "2000", "--output-tokens", "1000",
+			"--compare-shapes", "--levels", "1,2,4,8,16,32,64,128,256,512,1024"}},
 	}
 	for _, tt := range tests {
 		code, out, errs := runPlanArgs(tt.args...)
@@ -35,7 +43,7 @@ func TestPlanGolden(t *testing.T) {
 			t.Fatalf("%s: exit %d: %s", tt.golden, code, errs)
 		}
 		path := filepath.Join("testdata", tt.golden)
-		if os.Getenv("UPDATE_GOLDEN") == "1" {
+		if *update {
 			if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
 				t.Fatal(err)
 			}

@@ -52,7 +52,7 @@ func runRecord(ctx context.Context, e env, args []string) int {
 	cf.addDeployment(fs) // stored as declared, not measured
 	h := help{name: "record", head: "Usage: ceiling record --url URL (--concurrency LIST|auto | --rate LIST) -o FILE [flags]\n\n" +
 		"Sweeps concurrency levels against an OpenAI-compatible server and writes one Parquet row per request.\n" +
-		"--model-config, --gpu, --gpus and --tp are stored in the trace as declared (not measured), for analyze.\n",
+		"--model-config, --gpu, --gpus, --tp, --dp, --pp and --ep are stored in the trace as declared (not measured).\n",
 		example: recordExample}
 	if code, ok := h.parse(e, fs, args); !ok {
 		return code
@@ -91,7 +91,7 @@ func runRecord(ctx context.Context, e env, args []string) int {
 		Stdout:             e.stdout,
 		Resume:             *resume,
 		Seed:               *seed,
-		Declared:           trace.Declared{GPU: cf.gpu, GPUs: gpus, TP: tp, ModelConfig: cf.modelConfig, Notes: *notes},
+		Declared:           trace.Declared{GPU: cf.gpu, GPUs: gpus, TP: tp, DP: declaredOver1(cf.dp), PP: declaredOver1(cf.pp), EP: cf.ep, ModelConfig: cf.modelConfig, Notes: *notes},
 		Version:            version,
 		Progress:           e.stderr,
 		Live:               e.isTerminal,
@@ -164,4 +164,12 @@ func parseFloats(s string) ([]float64, error) {
 		out = append(out, v)
 	}
 	return out, nil
+}
+
+// declaredOver1 stores a DP or PP size only when it says something (above 1).
+func declaredOver1(n int) int {
+	if n > 1 {
+		return n
+	}
+	return 0
 }

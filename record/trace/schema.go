@@ -150,6 +150,9 @@ type Declared struct {
 	GPU         string `json:"gpu,omitempty"`
 	GPUs        int    `json:"gpus,omitempty"`
 	TP          int    `json:"tp,omitempty"`
+	DP          int    `json:"dp,omitempty"` // data-parallel attention ranks (1 = none)
+	PP          int    `json:"pp,omitempty"` // pipeline stages
+	EP          bool   `json:"ep,omitempty"` // experts sharded over DP×TP
 	ModelConfig string `json:"model_config,omitempty"`
 	Notes       string `json:"notes,omitempty"`
 }

@@ -1,0 +1,179 @@
+package capacity
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+// The physical roofline of decoding: the fastest a deployment could produce tokens at
+// a given batch, from the bytes each step must move, the FLOPs it must do and the
+// all-reduces it must wait for. A bound, not a prediction: real servers add prefill,
+// scheduling, sampling and kernel inefficiency on top.
+//
+// One decode step at batch B (Williams, Waterman and Patterson, "Roofline: an
+// insightful visual performance model", CACM 2009, applied to LLM decoding as in
+// Pope et al., "Efficiently Scaling Transformer Inference", MLSys 2023, §2):
+//
+//	t_memory  = (W_active + B × KV(ctx)) / HBM bandwidth        bytes per GPU
+//	t_compute = 2 × N_active × B / (GPUs sharing the matmuls × peak FLOP/s)
+//	t_comm    = n_allreduce × (α + 2(TP−1)/TP × B × hidden × 2 bytes / link bandwidth)
+//	t_step    = max(t_memory, t_compute) + t_comm
+//
+// per-user tok/s = 1 / t_step and total tok/s = B / t_step. W_active is the weights
+// one GPU reads per step: all of its dense share, and of its routed experts those that
+// at least one of the step's tokens routes to, 1 − (1 − k/E)^tokens of them under
+// uniform routing. KV(ctx) is the cache one request reads per step on that GPU.
+//
+// Assumptions, stated because they decide the PCIe case:
+//   - Two all-reduces per layer under TP (after attention and after the MLP), ring
+//     algorithm, bf16 activations, not overlapped with compute (decode's layers wait
+//     for them). Under EP, two all-to-alls per MoE layer (dispatch and combine).
+//   - α, the latency of one small all-reduce: AllReduceLatencyNVLink inside an
+//     NVLink/NVSwitch or Infinity Fabric node, AllReduceLatencyPCIe over PCIe through
+//     the host bridge (order of magnitude of nccl-tests' small-message latencies;
+//     vLLM's custom all-reduce is faster on NVLink, PCIe without P2P slower).
+//   - Link bandwidth is half the catalog's bidirectional figure, per direction.
+//   - Attention FLOPs, prefill, sampling and the pipeline bubble are left out; they only
+//     lower the real curve. With PP, a request's token passes every stage, so its
+//     interval is PP stage steps, with PP microbatches in flight.
+
+// All-reduce latencies the roofline assumes (see above).
+const (
+	AllReduceLatencyNVLink = 8e-6
+	AllReduceLatencyPCIe   = 25e-6
+)
+
+// Roofline is the decode roofline of one planned deployment.
+type Roofline struct {
+	GPU   GPU
+	Shape Shape
+	KV    KVModel // per GPU of one pipeline stage
+
+	// RestBytesPerGPU and ExpertBytesPerGPU are the weights resident on one GPU.
+	RestBytesPerGPU, ExpertBytesPerGPU float64
+	ActiveParams                       float64 // per token
+	Experts, ExpertsPerToken           int
+	Hidden                             int
+	Layers, MoELayers                  int // per stage
+	ComputeDtype                       string
+	PeakFLOPs                          float64 // per GPU, in ComputeDtype
+	LinkBytesS                         float64 // per direction
+	AllReduceLatencyS                  float64
+}
+
+// RooflinePoint is the roofline at one batch.
+type RooflinePoint struct {
+	Batch                    float64 // concurrent decoding requests, whole deployment
+	ContextTokens            float64 // tokens in each request's KV cache
+	WeightBytes, KVBytes     float64 // read per GPU per step
+	MemoryS, ComputeS, CommS float64
+	StepS                    float64 // a request's interval between tokens
+	PerUserTokS, TotalTokS   float64
+	Bound                    string // "memory", "compute" or "communication"
+}
+
+// NewRoofline builds the roofline of a plan. It needs a catalog GPU (bandwidth and
+// FLOP/s) and a parameter count from the config.
+func NewRoofline(p *PlanResult) (*Roofline, error) {
+	if p.GPU == nil {
+		return nil, fmt.Errorf("the roofline needs a GPU from the catalog (BudgetInput.GPU) for its bandwidth and FLOP/s")
+	}
+	if p.Weights == nil {
+		return nil, fmt.Errorf("the roofline needs the parameter count: the config could not be counted (set BudgetInput.ParamsB)")
+	}
+	c, s, w := p.Config, p.Shape, *p.Weights
+	r := &Roofline{GPU: *p.GPU, Shape: s, KV: p.KV, Experts: c.Experts, ExpertsPerToken: c.ExpertsPerToken,
+		Hidden: c.Hidden, ActiveParams: float64(w.ActiveParams), LinkBytesS: p.GPU.InterconnectBytesS / 2}
+	// The weights resident per GPU, split like the estimate and scaled to what was given.
+	scale := p.WeightsScale
+	if scale <= 0 {
+		scale = 1
+	}
+	r.RestBytesPerGPU = float64(w.RestBytes) / float64(s.TP*s.PP) * scale
+	r.ExpertBytesPerGPU = float64(w.ExpertBytes) / float64(s.ExpertShards()*s.PP) * scale
+	r.Layers = (c.Layers + s.PP - 1) / s.PP
+	if c.Experts > 0 {
+		freq := max(1, c.MoELayerFreq)
+		n := 0
+		for i := range c.Layers {
+			if i >= c.DenseLayers && i%freq == 0 {
+				n++
+			}
+		}
+		r.MoELayers = (n + s.PP - 1) / s.PP
+	}
+	r.ComputeDtype, r.PeakFLOPs = computePeak(*p.GPU, c, p.Input.WeightDtype)
+	if r.PeakFLOPs <= 0 {
+		return nil, fmt.Errorf("GPU %s has no peak FLOP/s in the catalog", p.GPU.Name)
+	}
+	r.AllReduceLatencyS = AllReduceLatencyNVLink
+	if p.GPU.Link == LinkPCIe {
+		r.AllReduceLatencyS = AllReduceLatencyPCIe
+	}
+	return r, nil
+}
+
+// computePeak picks the tensor cores the matmuls run on: FP8 for FP8 weights (W8A8)
+// and FP4 for NVFP4/MXFP4 where the GPU has them, else BF16 (weight-only INT4/FP4
+// kernels such as Marlin dequantize to BF16).
+func computePeak(g GPU, c *ModelConfig, weightDtype string) (string, float64) {
+	d := strings.ToLower(weightDtype)
+	if d == "" {
+		d = c.QuantMethod
+	}
+	switch {
+	case (d == "fp8" || d == "int8") && g.FP8FLOPs > 0:
+		return "fp8", g.FP8FLOPs
+	case (d == "nvfp4" || d == "mxfp4" || d == "fp4" || d == "modelopt") && g.FP4FLOPs > 0:
+		return "fp4", g.FP4FLOPs
+	}
+	return "bf16", g.BF16FLOPs
+}
+
+// At is the roofline at batch concurrent decoding requests over the whole deployment,
+// each holding contextTokens in its KV cache.
+func (r *Roofline) At(batch, contextTokens float64) RooflinePoint {
+	s := r.Shape
+	pt := RooflinePoint{Batch: batch, ContextTokens: contextTokens}
+	if batch <= 0 {
+		return pt
+	}
+	// Requests per DP rank, and per pipeline microbatch: the batch one GPU steps over.
+	m := batch / float64(s.Replicas*s.DP*s.PP)
+	expertTokens := m
+	if s.EP {
+		expertTokens = m * float64(s.DP)
+	}
+	touched := 1.0
+	if r.Experts > 0 && r.ExpertsPerToken > 0 {
+		touched = 1 - math.Pow(1-float64(r.ExpertsPerToken)/float64(r.Experts), expertTokens)
+	}
+	pt.WeightBytes = r.RestBytesPerGPU + r.ExpertBytesPerGPU*touched
+	pt.KVBytes = m * r.KV.RequestBytes(contextTokens)
+	pt.MemoryS = (pt.WeightBytes + pt.KVBytes) / r.GPU.BandwidthBytesS
+	pt.ComputeS = 2 * r.ActiveParams / float64(s.PP) * m / float64(s.TP) / r.PeakFLOPs
+	const actBytes = 2
+	if s.TP > 1 {
+		tp := float64(s.TP)
+		msg := 2 * (tp - 1) / tp * m * float64(r.Hidden) * actBytes
+		pt.CommS += 2 * float64(r.Layers) * (r.AllReduceLatencyS + msg/r.LinkBytesS)
+	}
+	if g := s.DP * s.TP; s.EP && g > 1 && r.MoELayers > 0 {
+		msg := m * float64(r.ExpertsPerToken) * float64(r.Hidden) * actBytes * float64(g-1) / float64(g) / float64(s.TP)
+		pt.CommS += 2 * float64(r.MoELayers) * (r.AllReduceLatencyS + msg/r.LinkBytesS)
+	}
+	stage := math.Max(pt.MemoryS, pt.ComputeS) + pt.CommS
+	pt.StepS = float64(s.PP) * stage
+	pt.PerUserTokS = 1 / pt.StepS
+	pt.TotalTokS = batch / pt.StepS
+	switch {
+	case pt.CommS >= pt.MemoryS && pt.CommS >= pt.ComputeS:
+		pt.Bound = "communication"
+	case pt.ComputeS > pt.MemoryS:
+		pt.Bound = "compute"
+	default:
+		pt.Bound = "memory"
+	}
+	return pt
+}

@@ -184,6 +184,15 @@ func clamp01(v float64) float64 { return math.Max(0, math.Min(1, v)) }
 
 // lengthRNG is the random stream of request id's length draws: stream 1 for prompt
 // lengths, 2 for output lengths, apart from the words of the prompt itself.
+// PCG's first outputs are correlated for seeds that differ little, so id and
+// stream are mixed (splitmix64) before seeding.
 func lengthRNG(seed uint64, id int64, stream uint64) *rand.Rand {
-	return rand.New(rand.NewPCG(seed^(stream<<56|0x6c656e), uint64(id)))
+	return rand.New(rand.NewPCG(mix(seed^stream<<56), mix(uint64(id)^stream)))
+}
+
+func mix(z uint64) uint64 {
+	z += 0x9e3779b97f4a7c15
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
 }

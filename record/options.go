@@ -47,8 +47,8 @@ type Options struct {
 	Replay           string        // JSONL trace to replay at its timestamps
 	ReplaySpeeds     []float64     // one level per time scale of the replay (default 1)
 
-	Timeout            time.Duration // per-request stall timeout
-	Grace              time.Duration // how long Ctrl-C waits for in-flight requests
+	Timeout time.Duration // per-request stall timeout
+	Grace   time.Duration // how long Ctrl-C waits for in-flight requests
 
 	MetricsURL     string // "" = the server's /metrics when it answers; "off" = none
 	ScrapeInterval time.Duration

@@ -33,6 +33,8 @@ type Options struct {
 	Dataset            string
 	SharedPrefixTokens int
 	IgnoreEOS          bool
+	Timeout            time.Duration // per-request stall timeout
+	Grace              time.Duration // how long Ctrl-C waits for in-flight requests
 
 	// Workload shapes (README "Workloads"); see workloads.go.
 	PromptLengths    string        // --prompt-tokens as a distribution ("" = PromptTokens, fixed)
@@ -46,9 +48,6 @@ type Options struct {
 	Burstiness       float64       // gamma shape of open-loop inter-arrival times (0 or 1 = Poisson)
 	Replay           string        // JSONL trace to replay at its timestamps
 	ReplaySpeeds     []float64     // one level per time scale of the replay (default 1)
-
-	Timeout time.Duration // per-request stall timeout
-	Grace   time.Duration // how long Ctrl-C waits for in-flight requests
 
 	MetricsURL     string // "" = the server's /metrics when it answers; "off" = none
 	ScrapeInterval time.Duration

@@ -111,12 +111,12 @@ func runRecord(ctx context.Context, e env, args []string) int {
 		Live:               e.isTerminal,
 	}
 	// A length is a whole number (fixed, as before) or a distribution.
-	if n, err := strconv.Atoi(strings.TrimSpace(*promptTokens)); err == nil {
+	if n, err := strconv.Atoi(strings.TrimSpace(*promptTokens)); err == nil && n > 0 {
 		opts.PromptTokens = n
 	} else {
 		opts.PromptLengths = *promptTokens
 	}
-	if n, err := strconv.Atoi(strings.TrimSpace(*outputTokens)); err == nil {
+	if n, err := strconv.Atoi(strings.TrimSpace(*outputTokens)); err == nil && n > 0 {
 		opts.OutputTokens = n
 	} else {
 		opts.OutputLengths = *outputTokens

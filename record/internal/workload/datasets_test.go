@@ -145,3 +145,39 @@ func TestConversationHistory(t *testing.T) {
 		t.Error("turn 2 does not resend turn 1's message unchanged")
 	}
 }
+
+// TestSharedPrefixMix checks that K distinct prefixes lead the prompts in the
+// proportions of the mix, and that the unique part after them differs per request.
+func TestSharedPrefixMix(t *testing.T) {
+	l, _ := ParseLengths("uniform:40-80")
+	w, err := NewSynthetic(context.Background(), Config{Seed: 2, Prompt: l, Output: l, SharedPrefix: 20, Prefixes: 3, Mix: []float64{0.6, 0.3, 0.1}}, nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(w.prefixes) != 3 || w.prefixes[0] == w.prefixes[1] || w.prefixes[1] == w.prefixes[2] {
+		t.Fatalf("prefixes not distinct: %q", w.prefixes)
+	}
+	count := map[int]int{}
+	const n = 3000
+	for id := range int64(n) {
+		p, _ := w.Prompt(id)
+		k := -1
+		for i, pre := range w.prefixes {
+			if strings.HasPrefix(p.Text, pre) {
+				k = i
+			}
+		}
+		if k < 0 {
+			t.Fatalf("request %d starts with no prefix: %.60q", id, p.Text)
+		}
+		count[k]++
+	}
+	for i, want := range []float64{0.6, 0.3, 0.1} {
+		if got := float64(count[i]) / n; got < want-0.03 || got > want+0.03 {
+			t.Errorf("prefix %d used by %.3f of requests, want %.1f", i, got, want)
+		}
+	}
+	if _, err := NewSynthetic(context.Background(), Config{Seed: 2, Prompt: l, Output: l, SharedPrefix: 60}, nil, ""); err == nil {
+		t.Error("a shared prefix longer than the shortest prompts is not an error")
+	}
+}

@@ -94,6 +94,9 @@ type Level struct {
 	E2E              Summary `json:"e2e_s"`
 	// ITLHistogram is the pooled ITL distribution, for the report.
 	ITLHistogram *Histogram `json:"itl_histogram,omitempty"`
+	// Workload is the level's request lengths, asked and recorded, and its
+	// prefix-cache hits (conversations.go).
+	Workload *Workload `json:"workload,omitempty"`
 }
 
 // Summary summarizes one latency over requests (or pooled gaps, for ITL), in seconds.

@@ -53,8 +53,12 @@ func analyzeSource(ctx context.Context, name string, opt Options) ([]Run, error)
 		}
 	}
 	sp := newStatsPass(opt.SLO, wp.levels)
+	wlp := newWorkloadPass()
 	for _, f := range src.files {
 		if err := scanTrace(ctx, f, statsColumns(), sp.batch); err != nil {
+			return nil, err
+		}
+		if err := wlp.scan(ctx, f); err != nil {
 			return nil, err
 		}
 	}
@@ -82,6 +86,7 @@ func analyzeSource(ctx context.Context, name string, opt Options) ([]Run, error)
 		if err != nil {
 			return nil, err
 		}
+		wlp.attach(r)
 		if own {
 			r.Metrics = thinMetrics(metrics, src.meta.Started.UnixNano(), levelWindows(acc))
 			if metricsErr != nil {

@@ -28,7 +28,7 @@ import (
 // Arrow reader is this package's own.
 
 // maxSchemaVersion is the newest trace schema version this package reads.
-const maxSchemaVersion = 1
+const maxSchemaVersion = 2
 
 // batchRows is the number of rows per Arrow record batch. 16k rows of 100 chunk gaps
 // are about 6.4 MB of gap values.
@@ -320,7 +320,7 @@ func fieldLeaves(path string, m *pqarrow.SchemaManifest, c colSpec) ([]int, erro
 		}
 		return []int{f.ColIndex}, nil
 	}
-	return nil, fmt.Errorf("reading %s: not a ceiling trace of schema version 1: column %s is missing", path, c.name)
+	return nil, fmt.Errorf("reading %s: not a ceiling trace of schema version 1 or 2: column %s is missing", path, c.name)
 }
 
 // column returns the column named name of rec as type T. The loader checked the

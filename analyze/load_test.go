@@ -47,7 +47,7 @@ func TestLoadErrors(t *testing.T) {
 	notTrace := filepath.Join(dir, "plain.parquet")
 	writeParquet(t, notTrace, knownRows(), nil)
 	newer := filepath.Join(dir, "newer.parquet")
-	writeParquet(t, newer, knownRows(), map[string]string{trace.MetaSchemaVersion: "2"})
+	writeParquet(t, newer, knownRows(), map[string]string{trace.MetaSchemaVersion: "3"})
 	truncated := filepath.Join(dir, "truncated.parquet")
 	if err := os.WriteFile(truncated, data[:len(data)/2], 0o644); err != nil {
 		t.Fatal(err)
@@ -77,7 +77,7 @@ func TestLoadErrors(t *testing.T) {
 		name, path, want string
 	}{
 		{"not a ceiling trace", notTrace, "not a ceiling trace"},
-		{"newer schema", newer, "schema version 2 is newer"},
+		{"newer schema", newer, "schema version 3 is newer"},
 		{"truncated", truncated, "not a readable Parquet file"},
 		{"missing column", missing, "column concurrency is missing"},
 		{"wrong type", wrongType, "column level has type int64, want int32"},

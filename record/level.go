@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ceiling-llm/ceiling/record/internal/client"
 	"github.com/ceiling-llm/ceiling/record/trace"
 )
 
@@ -56,10 +57,17 @@ func (l *levelRun) take() (int64, bool) {
 // send runs request idx of the level and records its row. scheduled is the
 // request's arrival time (0: when it was sent, closed loop).
 func (l *levelRun) send(idx int64, worker int32, scheduled int64) {
+	prompt, maxTokens := l.r.request(l.baseID+idx, idx)
+	row, _ := l.exchange(idx, worker, scheduled, prompt, maxTokens)
+	l.add(row)
+}
+
+// exchange sends one request and returns its row (not yet added) and result.
+func (l *levelRun) exchange(idx int64, worker int32, scheduled int64, prompt client.Prompt, maxTokens int) (trace.Row, client.Result) {
 	r := l.r
 	id := l.baseID + idx
-	prompt, maxTokens := r.workload.Prompt(id)
 	prompt.RequestID = RequestHeaderID(r.info.RunID, id)
+	prompt.MinTokens = r.minTokens
 	res := r.client.Do(l.hard, prompt, maxTokens)
 	row := trace.Row{
 		RunID:              r.info.RunID,
@@ -85,7 +93,7 @@ func (l *levelRun) send(idx int64, worker int32, scheduled int64) {
 	} else if res.Status != 0 {
 		l.connFails.Store(0)
 	}
-	l.add(row)
+	return row, res
 }
 
 // add keeps a row, sealing a part every PartRows rows.
@@ -110,6 +118,9 @@ func (l *levelRun) add(row trace.Row) {
 // runLevel runs one level. gone is non-empty when the server stopped answering.
 func (r *recorder) runLevel(ctx, hard context.Context, lv level, total int) (trace.LevelInfo, string, error) {
 	o := r.opts
+	if lv.speed > 0 {
+		lv.rate = replayRate(r.replay, lv.speed)
+	}
 	li := trace.LevelInfo{Level: lv.index, Concurrency: lv.concurrency, Rate: lv.rate, Started: time.Now().UTC()}
 	cpu0 := cpuTime()
 	wall0 := time.Now()
@@ -121,13 +132,21 @@ func (r *recorder) runLevel(ctx, hard context.Context, lv level, total int) (tra
 		l.count = 0
 		l.deadline = wall0.Add(o.DurationPerLevel)
 	}
+	if lv.speed > 0 {
+		l.count = len(r.replay)
+	}
 	l.stop, l.cancel = context.WithCancel(ctx)
 	defer l.cancel()
 	l.stats = newLevelStats(lv, l.count, total, o.Progress, o.Live)
 
 	var arr arrivals = closedLoop{workers: lv.concurrency}
-	if lv.rate > 0 {
-		arr = newPoisson(o.Seed, lv.index, lv.rate, wall0, l.deadline)
+	switch {
+	case lv.speed > 0:
+		arr = replayPacer{entries: r.replay, speed: lv.speed, start: wall0}
+	case lv.rate > 0:
+		arr = newGamma(o.Seed, lv.index, lv.rate, o.Burstiness, wall0, l.deadline)
+	case o.Turns > 1:
+		arr = conversations{l: l, workers: lv.concurrency, turns: o.Turns, think: o.ThinkTime}
 	}
 	arr.run(l.stop.Done(), l.take, l.send)
 	l.stats.finish()

@@ -164,3 +164,47 @@ func TestLlamaCppSweep(t *testing.T) {
 	}
 	t.Logf("%s; %s", info.Workload, info.StopReason)
 }
+
+// startLlama starts llama-server with the test's d64 model (slots, KV tokens) and
+// returns its URL; the server is stopped, by its PID, when the test ends.
+func startLlama(t *testing.T, slots, ctxTokens int) string {
+	t.Helper()
+	server, model := llamaTool(t)
+	port := freePort(t)
+	cmd := exec.Command(server, "-m", model, "--host", "127.0.0.1", "--port", fmt.Sprint(port),
+		"-a", "tiny-d64", "-np", fmt.Sprint(slots), "-c", fmt.Sprint(ctxTokens), "--metrics", "--no-webui", "-t", "2",
+		"--no-jinja", "--chat-template", "chatml", "--override-kv", "llama.context_length=int:2048")
+	logPath := filepath.Join(t.TempDir(), "llama-server.log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { logFile.Close() })
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting %s: %v", server, err)
+	}
+	pid := cmd.Process.Pid
+	t.Cleanup(func() {
+		if p, err := os.FindProcess(pid); err == nil {
+			p.Kill()
+		}
+		cmd.Wait()
+	})
+	url := fmt.Sprintf("http://127.0.0.1:%d", port)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get(url + "/health")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return url
+			}
+		}
+		if time.Now().After(deadline) {
+			log, _ := os.ReadFile(logPath)
+			t.Fatalf("llama-server did not become healthy: %v\n%s", err, log)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}

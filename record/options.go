@@ -36,6 +36,19 @@ type Options struct {
 	Timeout            time.Duration // per-request stall timeout
 	Grace              time.Duration // how long Ctrl-C waits for in-flight requests
 
+	// Workload shapes (README "Workloads"); see workloads.go.
+	PromptLengths    string        // --prompt-tokens as a distribution ("" = PromptTokens, fixed)
+	OutputLengths    string        // --output-tokens as a distribution ("" = OutputTokens, fixed)
+	DatasetFilter    string        // --dataset-filter min-prompt=N,...
+	DatasetMaxTokens int           // drop dataset entries whose prompt+output exceed it (0 = max_model_len)
+	Turns            int           // turns per conversation (0 or 1 = single requests)
+	ThinkTime        time.Duration // pause between a conversation's turns
+	Prefixes         int           // distinct shared prefixes (with SharedPrefixTokens)
+	PrefixMix        []float64     // how often each prefix is used (nil = equally)
+	Burstiness       float64       // gamma shape of open-loop inter-arrival times (0 or 1 = Poisson)
+	Replay           string        // JSONL trace to replay at its timestamps
+	ReplaySpeeds     []float64     // one level per time scale of the replay (default 1)
+
 	MetricsURL     string // "" = the server's /metrics when it answers; "off" = none
 	ScrapeInterval time.Duration
 
@@ -95,6 +108,7 @@ func (o *Options) defaults() {
 	if o.Auto && len(o.Concurrency) == 0 {
 		o.Concurrency = nil
 	}
+	o.workloadDefaults()
 }
 
 // validate checks the options that need no server.
@@ -106,7 +120,7 @@ func (o *Options) validate() error {
 		return errors.New("--concurrency auto and --rate exclude each other")
 	case len(o.Concurrency) > 0 && len(o.Rates) > 0:
 		return errors.New("--concurrency and --rate exclude each other")
-	case !o.Auto && len(o.Concurrency) == 0 && len(o.Rates) == 0:
+	case !o.Auto && len(o.Concurrency) == 0 && len(o.Rates) == 0 && o.Replay == "":
 		return errors.New("no sweep: give --concurrency LIST|auto or --rate LIST")
 	case o.RequestsPerLevel > 0 && o.DurationPerLevel > 0:
 		return errors.New("--requests-per-level and --duration-per-level exclude each other")
@@ -118,6 +132,8 @@ func (o *Options) validate() error {
 		return errors.New("--prompt-tokens must be positive")
 	case o.SharedPrefixTokens < 0:
 		return errors.New("--shared-prefix-tokens must not be negative")
+	case o.validateWorkload() != nil:
+		return o.validateWorkload()
 	case o.Endpoint != "chat" && o.Endpoint != "completions":
 		return fmt.Errorf("--endpoint %q: want chat or completions", o.Endpoint)
 	case o.Resume && o.Output == "-":
@@ -160,6 +176,7 @@ func (o *Options) plan() trace.Plan {
 		p.Mode = "open"
 		p.Rates = o.Rates
 	}
+	o.planWorkload(&p)
 	return p
 }
 

@@ -49,14 +49,33 @@ func (r *recorder) probeRequest(ctx context.Context, text string) (int, error) {
 func (r *recorder) prepareWorkload(ctx context.Context, pr probe.Probe) (*workload.Workload, error) {
 	o := r.opts
 	if o.Dataset != "" {
-		prompts, err := workload.LoadDataset(o.Dataset)
+		d, err := workload.LoadDataset(o.Dataset)
 		if err != nil {
 			return nil, err
 		}
 		if _, err := r.probeRequest(ctx, "Say hello."); err != nil {
 			return nil, err
 		}
-		return workload.NewDataset(prompts, o.OutputTokens), nil
+		cfg := workload.DatasetConfig{Seed: o.Seed, MaxTokens: o.OutputTokens, MaxTotal: o.DatasetMaxTokens, Need: r.requestsPlanned()}
+		if o.OutputLengths != "" {
+			cfg.Output, _ = workload.ParseLengths(o.OutputLengths) // validated
+		}
+		cfg.Filter, _ = workload.ParseFilter(o.DatasetFilter)
+		if cfg.MaxTotal == 0 && pr.Server.MaxModelLen != nil {
+			cfg.MaxTotal = int(*pr.Server.MaxModelLen)
+		}
+		var count workload.MeasureFunc
+		how := ""
+		if _, flavour, err := r.client.Tokenize(ctx, pr.Tokenize, "hello"); err == nil {
+			count = func(ctx context.Context, text string) (int, error) {
+				n, _, err := r.client.Tokenize(ctx, flavour, text)
+				return n, err
+			}
+			how = "counted with /tokenize"
+		} else {
+			r.progress("warning: the server has no /tokenize; dataset lengths are estimated at 4 characters per token")
+		}
+		return workload.NewDataset(ctx, d, cfg, count, how)
 	}
 	first := "request 99999999 the first of many words"
 	usagePrompt, err := r.probeRequest(ctx, first)
@@ -91,5 +110,9 @@ func (r *recorder) prepareWorkload(ctx context.Context, pr probe.Probe) (*worklo
 	} else {
 		r.progress("warning: the server has no /tokenize and reports no usage; prompt lengths are estimated, not calibrated")
 	}
-	return workload.NewSynthetic(ctx, o.Seed, o.PromptTokens, o.SharedPrefixTokens, o.OutputTokens, measure, how)
+	cfg, err := o.syntheticConfig(r.replay)
+	if err != nil {
+		return nil, err
+	}
+	return workload.NewSynthetic(ctx, cfg, measure, how)
 }

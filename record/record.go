@@ -36,6 +36,10 @@ type recorder struct {
 	kvCap  int64 // revealed KV capacity in tokens (0 = unknown)
 	// lastRows are the rows of the level just run, not yet sealed.
 	lastRows []trace.Row
+	// replay is the trace --replay sends (nil: none).
+	replay []replayEntry
+	// minTokens: send min_tokens = max_tokens (--ignore-eos on a server that takes it).
+	minTokens bool
 }
 
 // Record runs a whole recording: probe the server, calibrate the workload, sweep
@@ -49,6 +53,13 @@ func Record(ctx context.Context, opts Options) (trace.RunInfo, error) {
 	}
 	r := &recorder{opts: opts}
 	started := time.Now().UTC()
+	if opts.Replay != "" {
+		es, err := loadReplay(opts.Replay)
+		if err != nil {
+			return trace.RunInfo{}, err
+		}
+		r.replay = es
+	}
 
 	// The output must be writable before anything is asked of the server.
 	var resume *trace.Resumed
@@ -148,6 +159,7 @@ func Record(ctx context.Context, opts Options) (trace.RunInfo, error) {
 		Levels:   []trace.LevelInfo{},
 		Workload: wl.Calibrated,
 	}
+	r.info.OutputControl, r.minTokens = outputControl(opts.IgnoreEOS, pr.Server.Kind)
 	if resume != nil {
 		if err := samePlan(resume.Info, r.info); err != nil {
 			return trace.RunInfo{}, fmt.Errorf("--resume: %w", err)

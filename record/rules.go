@@ -10,12 +10,18 @@ type level struct {
 	index       int
 	concurrency int
 	rate        float64
+	speed       float64 // a replay level's time scale (0: not a replay)
 }
 
 // levelAt returns the i-th level of a plan (ok false past its end): the rates of an
 // open-loop plan, the concurrencies of a closed-loop one, or 1, 2, 4, ... for auto.
 func levelAt(o *Options, i int) (level, bool) {
 	switch {
+	case o.Replay != "":
+		if i >= len(o.ReplaySpeeds) {
+			return level{}, false
+		}
+		return level{index: i, speed: o.ReplaySpeeds[i]}, true
 	case len(o.Rates) > 0:
 		if i >= len(o.Rates) {
 			return level{}, false

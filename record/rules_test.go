@@ -12,9 +12,10 @@ func TestLevelAt(t *testing.T) {
 		want []level // the plan's levels, in order, until ok is false
 		open bool    // the plan never ends (auto): check only len(want) levels
 	}{
-		{"closed", Options{Concurrency: []int{1, 4, 16}}, []level{{0, 1, 0}, {1, 4, 0}, {2, 16, 0}}, false},
-		{"open", Options{Rates: []float64{0.5, 2}}, []level{{0, 0, 0.5}, {1, 0, 2}}, false},
-		{"auto doubles", Options{Auto: true}, []level{{0, 1, 0}, {1, 2, 0}, {2, 4, 0}, {3, 8, 0}, {10, 1024, 0}}, true},
+		{"closed", Options{Concurrency: []int{1, 4, 16}}, []level{{0, 1, 0, 0}, {1, 4, 0, 0}, {2, 16, 0, 0}}, false},
+		{"open", Options{Rates: []float64{0.5, 2}}, []level{{0, 0, 0.5, 0}, {1, 0, 2, 0}}, false},
+		{"auto doubles", Options{Auto: true}, []level{{0, 1, 0, 0}, {1, 2, 0, 0}, {2, 4, 0, 0}, {3, 8, 0, 0}, {10, 1024, 0, 0}}, true},
+		{"replay speeds", Options{Replay: "t.jsonl", ReplaySpeeds: []float64{1, 4}}, []level{{0, 0, 0, 1}, {1, 0, 0, 4}}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

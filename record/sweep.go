@@ -56,7 +56,7 @@ func (r *recorder) sweep(ctx context.Context, start int) error {
 		last := r.info.Levels[len(r.info.Levels)-1]
 		prev = levelResult{concurrency: last.Concurrency, outputTokS: last.OutputTokS}
 	}
-	total := len(r.opts.Concurrency) + len(r.opts.Rates)
+	total := len(r.opts.Concurrency) + len(r.opts.Rates) + len(r.opts.ReplaySpeeds)
 	for i := start; ; i++ {
 		lv, ok := levelAt(&r.opts, i)
 		if !ok {

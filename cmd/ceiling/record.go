@@ -33,9 +33,18 @@ func runRecord(ctx context.Context, e env, args []string) int {
 	perLevel := fs.Int("requests-per-level", 0, "measured requests per level (default 64 unless --duration-per-level)")
 	perLevelDur := fs.Duration("duration-per-level", 0, "send requests for this long per level instead of a count, e.g. 60s")
 	warmup := fs.Int("warmup", 0, "extra requests at the start of each level, recorded with warmup=true")
-	promptTokens := fs.Int("prompt-tokens", 1024, "synthetic prompt length in tokens, as the server counts them")
-	outputTokens := fs.Int("output-tokens", 512, "max_tokens of each request")
-	dataset := fs.String("dataset", "", `JSONL prompts instead of synthetic ones: {"prompt": ...} or {"messages": [...]}, optional "max_tokens"`)
+	promptTokens := fs.String("prompt-tokens", "1024", "synthetic prompt length in tokens, as the server counts them: N, uniform:MIN-MAX, normal:MEAN,SD, lognormal:MEDIAN,SIGMA (drawn per request with --seed)")
+	outputTokens := fs.String("output-tokens", "512", "max_tokens of each request: N, uniform:MIN-MAX, normal:MEAN,SD, lognormal:MEDIAN,SIGMA, or dataset (the dataset's answer lengths)")
+	dataset := fs.String("dataset", "", `real prompts instead of synthetic ones: ShareGPT JSON ("conversations"), {"messages": [...]} JSONL or {"prompt": ...} JSONL, told apart by content; the dataset's answers set max_tokens`)
+	datasetFilter := fs.String("dataset-filter", "", "keep dataset entries within token bounds: min-prompt=N,max-prompt=N,min-output=N,max-output=N")
+	datasetMax := fs.Int("dataset-max-tokens", 0, "drop dataset entries whose prompt + output exceed N tokens (default: the server's max_model_len when known)")
+	turns := fs.Int("turns", 0, "multi-turn conversations: each worker sends N turns, each with the whole history (chat only, closed loop)")
+	think := fs.Duration("think-time", 0, "pause between a conversation's turns, e.g. 2s")
+	prefixes := fs.Int("prefixes", 0, "distinct shared prefixes (system prompts) of --shared-prefix-tokens each (default 1)")
+	prefixMix := fs.String("prefix-mix", "", "how often each prefix is used, e.g. 0.7,0.2,0.1 (default: equally)")
+	burstiness := fs.Float64("burstiness", 1, "gamma shape of --rate inter-arrival times: 1 = Poisson, below 1 burstier, above 1 more regular")
+	replay := fs.String("replay", "", `JSONL trace to replay at its timestamps: {"timestamp": s, "prompt_tokens": N (or "prompt"), "output_tokens": N} (instead of --concurrency/--rate)`)
+	replaySpeed := fs.String("replay-speed", "", "time scales of --replay, one level each, e.g. 1,2,4 (2 = twice as fast; default 1)")
 	shared := fs.Int("shared-prefix-tokens", 0, "tokens of common prefix in every synthetic prompt (default: none, each prompt unique)")
 	ignoreEOS := fs.Bool("ignore-eos", false, "send ignore_eos: true so output lengths are exact on servers that honour it")
 	timeout := fs.Duration("timeout", 5*time.Minute, "fail a request that receives nothing for this long (a stalled stream)")
@@ -78,9 +87,14 @@ func runRecord(ctx context.Context, e env, args []string) int {
 		RequestsPerLevel:   *perLevel,
 		DurationPerLevel:   *perLevelDur,
 		Warmup:             *warmup,
-		PromptTokens:       *promptTokens,
-		OutputTokens:       *outputTokens,
 		Dataset:            *dataset,
+		DatasetFilter:      *datasetFilter,
+		DatasetMaxTokens:   *datasetMax,
+		Turns:              *turns,
+		ThinkTime:          *think,
+		Prefixes:           *prefixes,
+		Burstiness:         *burstiness,
+		Replay:             *replay,
 		SharedPrefixTokens: *shared,
 		IgnoreEOS:          *ignoreEOS,
 		Timeout:            *timeout,
@@ -95,6 +109,17 @@ func runRecord(ctx context.Context, e env, args []string) int {
 		Version:            version,
 		Progress:           e.stderr,
 		Live:               e.isTerminal,
+	}
+	// A length is a whole number (fixed, as before) or a distribution.
+	if n, err := strconv.Atoi(strings.TrimSpace(*promptTokens)); err == nil && n > 0 {
+		opts.PromptTokens = n
+	} else {
+		opts.PromptLengths = *promptTokens
+	}
+	if n, err := strconv.Atoi(strings.TrimSpace(*outputTokens)); err == nil && n > 0 {
+		opts.OutputTokens = n
+	} else {
+		opts.OutputLengths = *outputTokens
 	}
 	if *dataset != "" && !fs.Changed("prompt-tokens") {
 		opts.PromptTokens = 0
@@ -113,6 +138,16 @@ func runRecord(ctx context.Context, e env, args []string) int {
 	if *rates != "" {
 		if opts.Rates, err = parseFloats(*rates); err != nil {
 			return usageErr("--rate: " + err.Error())
+		}
+	}
+	if *prefixMix != "" {
+		if opts.PrefixMix, err = parseWeights(*prefixMix); err != nil {
+			return usageErr("--prefix-mix: " + err.Error())
+		}
+	}
+	if *replaySpeed != "" {
+		if opts.ReplaySpeeds, err = parseFloats(*replaySpeed); err != nil {
+			return usageErr("--replay-speed: " + err.Error())
 		}
 	}
 	if err := opts.Validate(); err != nil {
@@ -172,4 +207,17 @@ func declaredOver1(n int) int {
 		return n
 	}
 	return 0
+}
+
+func parseWeights(s string) ([]float64, error) {
+	var out []float64
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		v, err := strconv.ParseFloat(f, 64)
+		if err != nil || !(v >= 0) || v > 1e12 {
+			return nil, fmt.Errorf("%q is not a non-negative number (want weights like 0.7,0.2,0.1)", f)
+		}
+		out = append(out, v)
+	}
+	return out, nil
 }

@@ -1,6 +1,6 @@
 package trace
 
-// Column names of a trace (Row), schema version 1. They are the parquet tags of
+// Column names of a trace (Row), schema version 2. They are the parquet tags of
 // Row's fields; TestColumnsMatchTags keeps the two from drifting.
 const (
 	ColRunID              = "run_id"
@@ -26,6 +26,8 @@ const (
 	ColStatus             = "status"
 	ColFinishReason       = "finish_reason"
 	ColError              = "error"
+	ColConversationID     = "conversation_id" // schema version 2
+	ColTurn               = "turn"            // schema version 2
 )
 
 // Column names of the metrics sidecar (MetricSample).

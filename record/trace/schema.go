@@ -4,7 +4,7 @@ import "time"
 
 // SchemaVersion is the trace format version written to the file metadata key
 // MetaSchemaVersion. Readers refuse versions newer than the one they know.
-const SchemaVersion = "1"
+const SchemaVersion = "2"
 
 // File key-value metadata keys of a trace.
 const (
@@ -14,7 +14,7 @@ const (
 	MetaPart = "ceiling.part"
 )
 
-// Row is one request attempt: one row of the trace (schema version 1, see DESIGN.md).
+// Row is one request attempt: one row of the trace (schema version 2, see DESIGN.md).
 // Times are Unix nanoseconds. Nullable columns are pointers.
 type Row struct {
 	RunID              string  `parquet:"run_id"`
@@ -40,6 +40,11 @@ type Row struct {
 	Status             int32   `parquet:"status"`
 	FinishReason       *string `parquet:"finish_reason,optional"`
 	Error              *string `parquet:"error,optional"`
+	// Schema version 2: a multi-turn conversation's request carries the
+	// conversation's id (the request_id of its first turn) and its turn (from 1);
+	// null for single requests and in version 1 traces.
+	ConversationID *int64 `parquet:"conversation_id,optional"`
+	Turn           *int32 `parquet:"turn,optional"`
 }
 
 // MetricSample is one row of the metrics sidecar (RUN.metrics.parquet): one value of
@@ -70,6 +75,10 @@ type RunInfo struct {
 	Interrupted bool   `json:"interrupted,omitempty"`
 	// Workload says how synthetic prompt lengths were calibrated (or "dataset").
 	Workload string `json:"workload,omitempty"`
+	// OutputControl says how output lengths were enforced: "max_tokens", plus
+	// "ignore_eos" and "min_tokens" where they were sent (the rows' output_tokens
+	// against max_tokens show whether the server honoured them).
+	OutputControl string `json:"output_control,omitempty"`
 	// Resumed lists when the recording was continued with --resume.
 	Resumed []time.Time `json:"resumed,omitempty"`
 	// Source says where an imported run came from (ceiling import); nil for a run
@@ -119,6 +128,19 @@ type Plan struct {
 	IgnoreEOS          bool      `json:"ignore_eos,omitempty"`
 	TimeoutS           float64   `json:"timeout_s,omitempty"`
 	Seed               uint64    `json:"seed"`
+	// Workload shapes, in the flags' syntax; absent for the fixed lengths, closed
+	// or Poisson arrivals and single requests of schema version 1.
+	PromptLengths    string    `json:"prompt_lengths,omitempty"` // e.g. "lognormal:2000,0.6"
+	OutputLengths    string    `json:"output_lengths,omitempty"`
+	DatasetFilter    string    `json:"dataset_filter,omitempty"`
+	DatasetMaxTokens int       `json:"dataset_max_tokens,omitempty"`
+	Turns            int       `json:"turns,omitempty"`
+	ThinkTimeS       float64   `json:"think_time_s,omitempty"`
+	Prefixes         int       `json:"prefixes,omitempty"`
+	PrefixMix        []float64 `json:"prefix_mix,omitempty"`
+	Burstiness       float64   `json:"burstiness,omitempty"` // gamma shape; absent = 1 (Poisson)
+	Replay           string    `json:"replay,omitempty"`     // the replayed trace's file name
+	ReplaySpeeds     []float64 `json:"replay_speeds,omitempty"`
 }
 
 // ServerInfo is what the server revealed about itself before the sweep. Unknown

@@ -28,6 +28,12 @@ type Prompt struct {
 	// RequestID is sent as the X-Request-Id header, so that a row of the trace can be
 	// found in the server's own logs ("" = no header).
 	RequestID string
+	// KeepText collects the answer text in Result.Text (a conversation's next turn
+	// sends it back).
+	KeepText bool
+	// MinTokens, when set, is sent as min_tokens = max_tokens (vLLM, SGLang), so
+	// the output length is the one asked for even when the model would stop.
+	MinTokens bool
 }
 
 type chatMessage struct {
@@ -47,6 +53,7 @@ type completionRequest struct {
 	Stream        bool              `json:"stream"`
 	StreamOptions streamOptions     `json:"stream_options"`
 	IgnoreEOS     bool              `json:"ignore_eos,omitempty"`
+	MinTokens     int               `json:"min_tokens,omitempty"`
 	Temperature   *float64          `json:"temperature,omitempty"`
 }
 
@@ -58,6 +65,9 @@ func (c *Client) body(p Prompt, maxTokens int) ([]byte, error) {
 		Stream:        true,
 		StreamOptions: streamOptions{IncludeUsage: true},
 		IgnoreEOS:     c.opts.IgnoreEOS,
+	}
+	if p.MinTokens {
+		q.MinTokens = maxTokens
 	}
 	if c.opts.Endpoint == "completions" {
 		text := p.Text
@@ -91,6 +101,8 @@ type Result struct {
 	Status         int
 	Finish         string
 	Err            string
+	// text collects the answer, when the prompt asked for it (Prompt.KeepText).
+	text *strings.Builder
 	// Conn is true when the request failed before any HTTP response (dial refused,
 	// reset before headers): the server may be gone.
 	Conn bool
@@ -169,6 +181,9 @@ func (c *Client) Do(ctx context.Context, p Prompt, maxTokens int) Result {
 	}
 
 	sr := sse.NewReader(&stampReader{r: resp.Body, last: &lastRead})
+	if p.KeepText {
+		res.text = new(strings.Builder)
+	}
 	var last, stamped int64 // the last token chunk's time; the same as FirstTokenNs+GapsUs tell it
 	for {
 		ev, data, err := sr.Next()
@@ -208,6 +223,9 @@ func (c *Client) Do(ctx context.Context, p Prompt, maxTokens int) Result {
 				stamped += int64(g) * 1000
 			}
 			if ch.Content {
+				if p.KeepText {
+					answerText(res.text, data)
+				}
 				res.ContentChunks++
 				if res.FirstContentNs == 0 {
 					res.FirstContentNs = now

@@ -4,16 +4,11 @@
 package workload
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"math/rand/v2"
-	"os"
 	"strings"
 
 	"github.com/ceiling-llm/ceiling/record/internal/client"
@@ -36,83 +31,30 @@ hand case play team week month side rest night house south north west east land`
 // Workload produces the prompts of a run, deterministically from the seed: the same
 // plan and seed give the same requests, which --resume relies on.
 type Workload struct {
-	seed       uint64
-	maxTokens  int
-	target     int             // prompt tokens aimed at (synthetic mode)
-	unique     int             // words in the unique part of a synthetic prompt
-	prefix     string          // shared prefix text (--shared-prefix-tokens)
-	dataset    []client.Prompt // dataset mode
-	Calibrated string          // how the prompt length was calibrated, for the run info
+	seed      uint64
+	prompt    Lengths // synthetic prompt lengths
+	output    Lengths // output lengths (max_tokens); Kind "dataset": each entry's own
+	maxTokens int     // fallback max_tokens of a dataset entry without its own
+	// A synthetic prompt of w words after its prefix counts about a + b·w tokens
+	// (calibrated); prefixTokens more with a shared prefix.
+	a, b         float64
+	prefixTokens int
+	prefixes     []string  // shared prefix texts (--shared-prefix-tokens, --prefixes)
+	prefixCDF    []float64 // cumulative mix of the prefixes
+	dataset      []client.Prompt
+	Calibrated   string // how the prompt length was calibrated, for the run info
 }
 
-// LoadDataset reads a JSONL file of {"prompt": "..."} or {"messages": [...]} lines,
-// each with an optional "max_tokens". A bad line is an error naming its number.
-func LoadDataset(path string) ([]client.Prompt, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("opening dataset: %w", err)
-	}
-	defer f.Close()
-	return readDataset(f, path)
-}
-
-func readDataset(r io.Reader, name string) ([]client.Prompt, error) {
-	var out []client.Prompt
-	br := bufio.NewReader(r)
-	for n := 1; ; n++ {
-		line, err := br.ReadBytes('\n')
-		if len(bytes.TrimSpace(line)) > 0 {
-			var l struct {
-				Prompt    *string           `json:"prompt"`
-				Messages  []json.RawMessage `json:"messages"`
-				MaxTokens *int              `json:"max_tokens"`
-			}
-			if jerr := json.Unmarshal(line, &l); jerr != nil {
-				return nil, fmt.Errorf("%s line %d: not a JSON object: %v", name, n, jerr)
-			}
-			var p client.Prompt
-			switch {
-			case l.Prompt != nil && len(l.Messages) > 0:
-				return nil, fmt.Errorf("%s line %d: has both \"prompt\" and \"messages\"; want one", name, n)
-			case l.Prompt != nil:
-				p.Text = *l.Prompt
-			case len(l.Messages) > 0:
-				for i, m := range l.Messages {
-					var msg struct {
-						Role string `json:"role"`
-					}
-					if json.Unmarshal(m, &msg) != nil || msg.Role == "" {
-						return nil, fmt.Errorf("%s line %d: messages[%d] is not an object with a role", name, n, i)
-					}
-				}
-				p.Messages = l.Messages
-			default:
-				return nil, fmt.Errorf("%s line %d: want {\"prompt\": ...} or {\"messages\": [...]}", name, n)
-			}
-			if l.MaxTokens != nil {
-				if *l.MaxTokens <= 0 {
-					return nil, fmt.Errorf("%s line %d: max_tokens must be positive", name, n)
-				}
-				p.MaxTokens = *l.MaxTokens
-			}
-			out = append(out, p)
-		}
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("reading %s: %w", name, err)
-		}
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("%s: no prompts", name)
-	}
-	return out, nil
-}
-
-// NewDataset serves dataset prompts in order, cycling.
-func NewDataset(prompts []client.Prompt, maxTokens int) *Workload {
-	return &Workload{dataset: prompts, maxTokens: maxTokens, Calibrated: "dataset"}
+// Config is what a synthetic workload is made of.
+type Config struct {
+	Seed   uint64
+	Prompt Lengths // prompt tokens per request (the user turn's, in a conversation)
+	Output Lengths // max_tokens per request
+	// SharedPrefix tokens of every prompt are one of Prefixes distinct system
+	// prompts (at least 1), chosen with the weights Mix (nil: equally often).
+	SharedPrefix int
+	Prefixes     int
+	Mix          []float64
 }
 
 // Prompt returns request id's prompt and max_tokens.
@@ -123,19 +65,51 @@ func (w *Workload) Prompt(id int64) (client.Prompt, int) {
 		if p.MaxTokens > 0 {
 			mt = p.MaxTokens
 		}
+		if w.output.Kind != "dataset" && w.output.Kind != "" {
+			mt = w.output.Draw(lengthRNG(w.seed, id, 2))
+		}
 		return p, mt
 	}
-	return client.Prompt{Text: w.synthetic(id, w.unique), TargetTokens: w.target}, w.maxTokens
+	target := w.prompt.Draw(lengthRNG(w.seed, id, 1))
+	return w.Sized(id, target), w.output.Draw(lengthRNG(w.seed, id, 2))
 }
 
-// synthetic builds a prompt of n unique words after the shared prefix. The request
-// id leads the unique part, so that no two prompts share a prefix beyond the one
-// asked for and prefix caching cannot flatter the numbers.
+// Sized is request id's synthetic prompt of target tokens (a replayed trace's
+// lengths, a conversation's turn).
+func (w *Workload) Sized(id int64, target int) client.Prompt {
+	prefix := w.pickPrefix(id)
+	return client.Prompt{Text: prefix + w.synthetic(id, w.words(target)), TargetTokens: target}
+}
+
+// words is how many unique words make a prompt of target tokens.
+func (w *Workload) words(target int) int {
+	return max(1, int(math.Round((float64(target-w.prefixTokens)-w.a)/w.b)))
+}
+
+// pickPrefix chooses request id's shared prefix from the mix.
+func (w *Workload) pickPrefix(id int64) string {
+	switch len(w.prefixes) {
+	case 0:
+		return ""
+	case 1:
+		return w.prefixes[0]
+	}
+	u := lengthRNG(w.seed, id, 3).Float64()
+	for i, c := range w.prefixCDF {
+		if u < c {
+			return w.prefixes[i]
+		}
+	}
+	return w.prefixes[len(w.prefixes)-1]
+}
+
+// synthetic builds the unique part of a prompt, n words after its prefix. The
+// request id leads it, so that no two prompts share a prefix beyond the one asked
+// for and prefix caching cannot flatter the numbers.
 func (w *Workload) synthetic(id int64, n int) string {
 	rng := rand.New(rand.NewPCG(w.seed, uint64(id)))
 	var b strings.Builder
-	b.Grow(len(w.prefix) + 8*n + 16)
-	b.WriteString(w.prefix)
+	b.Grow(8*n + 16)
 	// A fixed-width id keeps every prompt the same length in tokens (tokenizers
 	// often split numbers into single digits).
 	b.WriteString("request ")
@@ -147,12 +121,13 @@ func (w *Workload) synthetic(id int64, n int) string {
 	return b.String()
 }
 
-// sharedText is the common prefix of n words (the same for every request).
-func sharedText(seed uint64, n int) string {
+// sharedText is shared prefix k of n words (the same for every request that uses
+// it; prefix 0 is the single prefix of --shared-prefix-tokens).
+func sharedText(seed uint64, k, n int) string {
 	if n <= 0 {
 		return ""
 	}
-	rng := rand.New(rand.NewPCG(seed, math.MaxUint64))
+	rng := rand.New(rand.NewPCG(seed, math.MaxUint64-uint64(k)))
 	var b strings.Builder
 	for i := range n {
 		if i > 0 {
@@ -167,29 +142,66 @@ func sharedText(seed uint64, n int) string {
 // MeasureFunc counts the tokens the server sees for a synthetic prompt text.
 type MeasureFunc func(ctx context.Context, text string) (int, error)
 
-// NewSynthetic calibrates synthetic prompts so that the server counts
-// promptTokens (within a few percent), sharedPrefix of them common to every request.
-// measure is how the server counts (nil: assume 1.3 tokens per word, uncalibrated).
-func NewSynthetic(ctx context.Context, seed uint64, promptTokens, sharedPrefix, maxTokens int, measure MeasureFunc, how string) (*Workload, error) {
-	if promptTokens <= 0 {
+// NewSynthetic calibrates synthetic prompts so that the server counts the lengths
+// cfg.Prompt draws (within a few percent), cfg.SharedPrefix of them one of the
+// shared prefixes. measure is how the server counts (nil: assume 1.3 tokens per
+// word, uncalibrated).
+func NewSynthetic(ctx context.Context, cfg Config, measure MeasureFunc, how string) (*Workload, error) {
+	if cfg.Prompt.Kind == "dataset" || cfg.Output.Kind == "dataset" {
+		return nil, errors.New("length \"dataset\" needs --dataset")
+	}
+	median := int(math.Round(cfg.Prompt.Quantile(0.5)))
+	if median <= 0 {
 		return nil, errors.New("--prompt-tokens must be positive")
 	}
-	if sharedPrefix >= promptTokens {
-		return nil, fmt.Errorf("--shared-prefix-tokens %d must be below --prompt-tokens %d", sharedPrefix, promptTokens)
+	if lo := int(cfg.Prompt.Quantile(0.01)); cfg.SharedPrefix > 0 && cfg.SharedPrefix >= max(1, lo) {
+		return nil, fmt.Errorf("--shared-prefix-tokens %d must be below the prompt length (%d at the 1st percentile of --prompt-tokens %s)", cfg.SharedPrefix, lo, cfg.Prompt)
 	}
-	w := &Workload{seed: seed, maxTokens: maxTokens, target: promptTokens}
+	k := max(cfg.Prefixes, 1)
+	if cfg.SharedPrefix == 0 {
+		k = 0
+	}
+	if len(cfg.Mix) > 0 && len(cfg.Mix) != k {
+		return nil, fmt.Errorf("--prefix-mix has %d weights for %d prefixes", len(cfg.Mix), k)
+	}
+	w := &Workload{seed: cfg.Seed, prompt: cfg.Prompt, output: cfg.Output, prefixTokens: cfg.SharedPrefix}
+	var sum float64
+	for i := range k {
+		wt := 1.0
+		if len(cfg.Mix) > 0 {
+			wt = cfg.Mix[i]
+		}
+		if !(wt >= 0) {
+			return nil, fmt.Errorf("--prefix-mix weight %v: weights must not be negative", wt)
+		}
+		sum += wt
+		w.prefixCDF = append(w.prefixCDF, sum)
+	}
+	if k > 0 && !(sum > 0) {
+		return nil, errors.New("--prefix-mix: the weights sum to 0")
+	}
+	for i := range w.prefixCDF {
+		w.prefixCDF[i] /= sum
+	}
+	prefixWords := func(b float64) {
+		w.prefixes = nil
+		for i := range k {
+			w.prefixes = append(w.prefixes, sharedText(cfg.Seed, i, int(math.Round(float64(cfg.SharedPrefix)/b))))
+		}
+	}
 	// Probe ids far from the run's ids so that the calibration prompts are not
 	// the run's prompts (a server with prefix caching would otherwise remember them).
 	const probeID = 99999900
 	if measure == nil {
-		w.prefix = sharedText(seed, int(float64(sharedPrefix)/1.3))
-		w.unique = max(1, int(float64(promptTokens-sharedPrefix)/1.3)-3)
+		w.a, w.b = 3*1.3, 1.3
+		prefixWords(1.3)
 		w.Calibrated = "uncalibrated (1.3 tokens per word assumed)"
 		return w, nil
 	}
-	// Fit tokens = a + b·words over two sizes, then check and correct once.
+	// Fit tokens = a + b·words over two sizes (no prefix), then correct the
+	// intercept at the median length, with the prefix, twice.
 	n1 := 8
-	n2 := max(n1*2, int(float64(promptTokens)/1.3))
+	n2 := max(n1*2, int(float64(median)/1.3))
 	m1, err := measure(ctx, w.synthetic(probeID, n1))
 	if err != nil {
 		return nil, fmt.Errorf("calibrating prompt length: %w", err)
@@ -198,30 +210,25 @@ func NewSynthetic(ctx context.Context, seed uint64, promptTokens, sharedPrefix, 
 	if err != nil {
 		return nil, fmt.Errorf("calibrating prompt length: %w", err)
 	}
-	b := float64(m2-m1) / float64(n2-n1)
-	if b <= 0.1 {
+	w.b = float64(m2-m1) / float64(n2-n1)
+	if w.b <= 0.1 {
 		return nil, fmt.Errorf("calibrating prompt length: the server counted %d and %d tokens for %d and %d words", m1, m2, n1, n2)
 	}
-	a := float64(m1) - b*float64(n1)
-	if sharedPrefix > 0 {
-		w.prefix = sharedText(seed, int(math.Round(float64(sharedPrefix)/b)))
-	}
-	// The shared prefix shifts the intercept; measure it rather than assume.
-	w.unique = max(1, int(math.Round((float64(promptTokens)-a)/b)))
-	if sharedPrefix > 0 {
-		w.unique = max(1, int(math.Round((float64(promptTokens-sharedPrefix)-a)/b)))
-	}
-	for range 2 {
-		m, err := measure(ctx, w.synthetic(probeID+2, w.unique))
+	w.a = float64(m1) - w.b*float64(n1)
+	prefixWords(w.b)
+	for i := range 2 {
+		n := w.words(median)
+		p := w.Sized(probeID+2+int64(i), median)
+		m, err := measure(ctx, p.Text)
 		if err != nil {
 			return nil, fmt.Errorf("calibrating prompt length: %w", err)
 		}
-		diff := float64(promptTokens - m)
-		if math.Abs(diff) <= 0.01*float64(promptTokens) {
+		if math.Abs(float64(m-median)) <= 0.005*float64(median) {
 			break
 		}
-		w.unique = max(1, w.unique+int(math.Round(diff/b)))
+		// m = prefix + a + b·words: solve for the intercept the server shows.
+		w.a = float64(m-w.prefixTokens) - w.b*float64(n)
 	}
-	w.Calibrated = fmt.Sprintf("%s: %.3f tokens per word, %.0f tokens overhead", how, b, a)
+	w.Calibrated = fmt.Sprintf("%s: %.3f tokens per word, %.0f tokens overhead", how, w.b, w.a)
 	return w, nil
 }

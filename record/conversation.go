@@ -1,0 +1,75 @@
+package record
+
+import (
+	"sync"
+	"time"
+
+	"github.com/ceiling-llm/ceiling/record/internal/workload"
+)
+
+// conversations is the closed loop of --turns: each worker runs a conversation of
+// turns requests, each sending the whole history so far (the previous answers
+// included), then starts the next. A failed turn ends its conversation: a chat
+// client would not go on from an answer it never got.
+type conversations struct {
+	l       *levelRun
+	workers int
+	turns   int
+	think   time.Duration // pause between a conversation's turns
+}
+
+func (c conversations) run(stop <-chan struct{}, take func() (int64, bool), _ func(int64, int32, int64)) {
+	var wg sync.WaitGroup
+	for w := range c.workers {
+		wg.Add(1)
+		go func(worker int32) {
+			defer wg.Done()
+			for {
+				var conv *workload.Conversation
+				for turn := 1; turn <= c.turns; turn++ {
+					if turn > 1 && c.think > 0 {
+						t := time.NewTimer(c.think)
+						select {
+						case <-t.C:
+						case <-stop:
+							t.Stop()
+						}
+					}
+					idx, ok := take()
+					if !ok {
+						return
+					}
+					if turn == 1 {
+						conv = c.l.r.workload.Conversation(c.l.baseID + idx)
+					}
+					if !c.l.sendTurn(idx, worker, conv) {
+						break
+					}
+				}
+			}
+		}(int32(w))
+	}
+	wg.Wait()
+}
+
+// sendTurn sends the next turn of conv as request idx and records its row; false
+// when the turn failed.
+func (l *levelRun) sendTurn(idx int64, worker int32, conv *workload.Conversation) bool {
+	prompt, maxTokens := conv.Next(l.baseID + idx)
+	row, res := l.exchange(idx, worker, 0, prompt, maxTokens)
+	row.ConversationID = ptr(conv.ID())
+	row.Turn = ptr(int32(conv.Turn()))
+	l.add(row)
+	if row.Error != nil {
+		return false
+	}
+	pt, ot := -1, -1
+	if row.PromptTokens != nil {
+		pt = int(*row.PromptTokens)
+	}
+	if row.OutputTokens != nil {
+		ot = int(*row.OutputTokens)
+	}
+	conv.Answer(res.Text(), prompt.TargetTokens, pt, maxTokens, ot)
+	return true
+}

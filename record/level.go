@@ -29,6 +29,7 @@ type levelRun struct {
 
 	mu      sync.Mutex
 	pending []trace.Row // rows not yet sealed
+	rows    int         // rows recorded, sealed or pending
 	sealMu  sync.Mutex
 	sealErr error
 
@@ -93,6 +94,7 @@ func (l *levelRun) add(row trace.Row) {
 	l.stats.add(&row)
 	l.mu.Lock()
 	l.pending = append(l.pending, row)
+	l.rows++
 	var full []trace.Row
 	if len(l.pending) >= l.r.opts.PartRows {
 		full, l.pending = l.pending, nil
@@ -158,6 +160,7 @@ func (r *recorder) runLevel(ctx, hard context.Context, lv level, total int) (tra
 	// The level's last rows are sealed by the caller together with its LevelInfo.
 	l.mu.Lock()
 	r.lastRows, l.pending = l.pending, nil
+	li.Rows = l.rows
 	l.mu.Unlock()
 	return li, gone, l.sealErr
 }

@@ -42,7 +42,10 @@ type Options struct {
 	Output string    // trace path, or "-" for Stdout
 	Stdout io.Writer // where "-" writes
 	Resume bool
-	Seed   uint64
+	// Force replaces an existing trace at Output, its sidecar and an existing parts
+	// directory; without it they are refused (a trace holds hours of GPU time).
+	Force bool
+	Seed  uint64
 
 	Declared trace.Declared
 	Version  string

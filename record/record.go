@@ -73,6 +73,14 @@ func Record(ctx context.Context, opts Options) (trace.RunInfo, error) {
 		if err := checkWritable(opts.Output); err != nil {
 			return trace.RunInfo{}, err
 		}
+		if _, err := os.Lstat(opts.Output); err == nil && !opts.Force {
+			return trace.RunInfo{}, fmt.Errorf("%s exists: pass --force to replace it, or choose another -o", opts.Output)
+		}
+		if opts.Force {
+			if err := trace.RemoveParts(trace.PartsDir(opts.Output)); err != nil {
+				return trace.RunInfo{}, err
+			}
+		}
 		ps, err := trace.CreateParts(trace.PartsDir(opts.Output))
 		if err != nil {
 			return trace.RunInfo{}, err
@@ -164,6 +172,16 @@ func Record(ctx context.Context, opts Options) (trace.RunInfo, error) {
 	if errors.Is(sweepErr, errSimulatedCrash) {
 		return r.info, sweepErr
 	}
+	var se *sealError
+	if errors.As(sweepErr, &se) {
+		// Merging on a failing disk would write a trace without the level; the
+		// sealed levels stay in the parts directory, which --resume continues.
+		if r.tmpParts {
+			return r.info, fmt.Errorf("writing level %d failed: %w", se.level, se.err)
+		}
+		return r.info, fmt.Errorf("writing level %d failed: %w; the %d levels sealed before are kept in %s (analyze and report read it): free space or fix the directory, then run the same command with --resume to record level %d again",
+			se.level, se.err, len(r.info.Levels), r.parts.Dir(), se.level)
+	}
 	r.info.Ended = time.Now().UTC()
 	if err := r.finish(); err != nil {
 		if sweepErr != nil {
@@ -243,14 +261,19 @@ func (r *recorder) progress(format string, args ...any) {
 }
 
 // sealLevel seals the rest of the level's rows with the run info that now lists the
-// level as done, so that --resume knows it is complete.
-func (r *recorder) sealLevel(index int) error {
+// level as done, so that --resume knows it is complete. The run info lists the level
+// only once that part is sealed: a level whose rows could not be written is never
+// listed, neither in a later part nor in the trace.
+func (r *recorder) sealLevel(li trace.LevelInfo) error {
 	rows := r.lastRows
 	r.lastRows = nil
-	if err := r.parts.SealRows(index, rows, r.info); err != nil {
+	done := r.info
+	done.Levels = append(slices.Clip(r.info.Levels), li)
+	if err := r.parts.SealRows(li.Level, rows, done); err != nil {
 		return err
 	}
-	return r.sealMetrics(index)
+	r.info = done
+	return r.sealMetrics(li.Level)
 }
 
 // sealMetrics seals the metric samples scraped so far.

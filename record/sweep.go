@@ -74,12 +74,12 @@ func (r *recorder) sweep(ctx context.Context, start int) error {
 			return ErrInterrupted
 		}
 		li, gone, err := r.runLevel(ctx, hard, lv, total)
-		r.info.Levels = append(r.info.Levels, li)
-		if serr := r.sealLevel(lv.index); serr != nil {
-			return serr
-		}
 		if err != nil {
-			return err
+			// A part of the level could not be written: it is not done.
+			return &sealError{level: lv.index, err: err}
+		}
+		if serr := r.sealLevel(li); serr != nil {
+			return &sealError{level: lv.index, err: serr}
 		}
 		if r.opts.crashAfterLevels > 0 && len(r.info.Levels) >= r.opts.crashAfterLevels {
 			return errSimulatedCrash

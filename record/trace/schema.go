@@ -12,6 +12,10 @@ const (
 	MetaRun           = "ceiling.run"
 	// MetaPart marks a part file (see Parts): which kind of part, which level.
 	MetaPart = "ceiling.part"
+	// MetaRunID is the run id alone, on every file (trace, sidecar, part), so that a
+	// reader can tell a sidecar of another run from the run's own without parsing
+	// MetaRun.
+	MetaRunID = "ceiling.run_id"
 )
 
 // Row is one request attempt: one row of the trace (schema version 1, see DESIGN.md).
@@ -164,6 +168,10 @@ type LevelInfo struct {
 	Ended       time.Time `json:"ended"`
 	Requests    int       `json:"requests"`
 	Errors      int       `json:"errors"`
+	// Rows is the number of rows of the level sealed (warm-up included): a level is
+	// listed only once all of them are, and --resume re-runs one whose rows are
+	// missing. 0 in traces written before it was added.
+	Rows int `json:"rows,omitempty"`
 	// ClientCPUUtil is the recorder's CPU time over the level divided by wall time
 	// times CPUs: near 1 means the client, not the server, may be the limit.
 	ClientCPUUtil float64 `json:"client_cpu_util"`

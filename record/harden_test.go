@@ -238,4 +238,3 @@ func TestKilledInFirstLevelPartsDir(t *testing.T) {
 		t.Fatalf("%d rows, want 4", len(rows))
 	}
 }
-

@@ -2,6 +2,7 @@ package record
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -73,7 +74,9 @@ func (l *levelRun) send(idx int64, worker int32, scheduled int64) {
 		TargetPromptTokens: int32(prompt.TargetTokens),
 		MaxTokens:          int32(maxTokens),
 	}
-	fillRow(&row, &res)
+	if w := fillRow(&row, &res); w != "" {
+		r.warn(fmt.Sprintf("request %d (X-Request-Id %s): %s", id, prompt.RequestID, w))
+	}
 	row.ScheduledNs = row.SentNs
 	if scheduled != 0 {
 		row.ScheduledNs = scheduled

@@ -68,6 +68,11 @@ func (r *recorder) sweep(ctx context.Context, start int) error {
 			r.progress("%s", r.info.StopReason)
 			return nil
 		}
+		if r.opts.Auto && r.opts.RequestsPerLevel > 0 && lv.concurrency > r.opts.RequestsPerLevel {
+			r.info.StopReason = fmt.Sprintf("auto: stopped before c=%d, above --requests-per-level %d (a level needs at least as many requests as workers)", lv.concurrency, r.opts.RequestsPerLevel)
+			r.progress("%s", r.info.StopReason)
+			return nil
+		}
 		if ctx.Err() != nil {
 			r.info.Interrupted = true
 			r.info.StopReason = "interrupted before level " + fmt.Sprint(i)

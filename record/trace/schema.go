@@ -74,6 +74,9 @@ type RunInfo struct {
 	Interrupted bool   `json:"interrupted,omitempty"`
 	// Workload says how synthetic prompt lengths were calibrated (or "dataset").
 	Workload string `json:"workload,omitempty"`
+	// Warnings are what the recorder did not believe of the server's answers (a
+	// usage count out of range, far above max_tokens), each naming the request.
+	Warnings []string `json:"warnings,omitempty"`
 	// Resumed lists when the recording was continued with --resume.
 	Resumed []time.Time `json:"resumed,omitempty"`
 	// Source says where an imported run came from (ceiling import); nil for a run
@@ -122,6 +125,7 @@ type Plan struct {
 	SharedPrefixTokens int       `json:"shared_prefix_tokens,omitempty"`
 	IgnoreEOS          bool      `json:"ignore_eos,omitempty"`
 	TimeoutS           float64   `json:"timeout_s,omitempty"`
+	RequestTimeoutS    float64   `json:"request_timeout_s,omitempty"`
 	Seed               uint64    `json:"seed"`
 }
 

@@ -25,7 +25,7 @@ func TestHostileServerFaults(t *testing.T) {
 	t.Cleanup(other.Close) // after the parallel subtests
 	tests := []struct {
 		fault   enginetest.Fault
-		wantErr string // "" = the request succeeds
+		wantErr string                          // "" = the request succeeds
 		check   func(t *testing.T, r trace.Row) // on the faulted requests' rows
 	}{
 		{enginetest.FaultEchoAuth, "HTTP 500", nil},
@@ -174,4 +174,48 @@ func TestServerStringsRedacted(t *testing.T) {
 		t.Fatal("no row holds the echoed header: the test proves nothing")
 	}
 	noSecrets(t, o.Output, progress.String(), key, "Bearer "+key, base64.StdEncoding.EncodeToString([]byte(key)))
+}
+
+// Item 17: a 404 on /v1/models names the 404 and suggests a wrong port or path; a
+// 501 HTML page is named, not dumped.
+func TestProbeMessages(t *testing.T) {
+	notFound := httptest.NewServer(http.NotFoundHandler())
+	defer notFound.Close()
+	// What python -m http.server answers: GET 404, POST 501, both HTML pages.
+	html := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html;charset=utf-8")
+		code := http.StatusNotFound
+		if r.Method == http.MethodPost {
+			code = http.StatusNotImplemented
+		}
+		w.WriteHeader(code)
+		w.Write([]byte("<!DOCTYPE HTML>\n<html lang=\"en\"><head><title>Error response</title></head>\n<body><h1>Error response</h1><p>Error code: 501</p></body></html>\n"))
+	}))
+	defer html.Close()
+	tests := []struct {
+		name, url, model string
+		want             []string
+	}{
+		{"models 404, no --model", notFound.URL, "", []string{"/v1/models answered HTTP 404", "wrong port"}},
+		{"models 404, --model given", notFound.URL, "m", []string{"HTTP 404 at both", "wrong port"}},
+		{"501 HTML page", html.URL, "m", []string{"HTTP 501", "Error response"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := baseOptions(t, tt.url)
+			o.Model = tt.model
+			_, err := Record(context.Background(), o)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not say %q", err, w)
+				}
+			}
+			if strings.Contains(err.Error(), "<") || strings.Contains(err.Error(), "lists no model") {
+				t.Errorf("error %q dumps HTML or misleads", err)
+			}
+		})
+	}
 }

@@ -41,6 +41,9 @@ type Options struct {
 	// the server still sends.
 	RequestTimeout time.Duration
 	Grace          time.Duration // how long Ctrl-C waits for in-flight requests
+	// Abort, once closed after ctx is cancelled (a second Ctrl-C), ends the grace
+	// period at once: the requests in flight are recorded as cancelled.
+	Abort <-chan struct{}
 
 	MetricsURL     string // "" = the server's /metrics when it answers; "off" = none
 	ScrapeInterval time.Duration
@@ -93,7 +96,8 @@ func (o *Options) defaults() {
 		o.OutputTokens = 512
 	}
 	if o.RequestsPerLevel == 0 && o.DurationPerLevel == 0 {
-		o.RequestsPerLevel = 64
+		// 64, or enough that every worker of the largest level has a request.
+		o.RequestsPerLevel = max(64, slices.Max(append([]int{0}, o.Concurrency...)))
 	}
 	if o.Timeout == 0 {
 		o.Timeout = 5 * time.Minute

@@ -44,6 +44,9 @@ func (r *recorder) sweep(ctx context.Context, start int) error {
 			select {
 			case <-t.C:
 				abandon()
+			case <-r.opts.Abort:
+				r.progress("second interrupt: stopping now; the requests in flight are recorded as cancelled")
+				abandon()
 			case <-hard.Done():
 			}
 		case <-hard.Done():

@@ -2,6 +2,7 @@ package record
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/ceiling-llm/ceiling/record/internal/client"
 )
@@ -22,6 +23,16 @@ var ErrUnreachable = client.ErrUnreachable
 
 // errModelNotFound and friends carry the pre-flight failures.
 var errModelNotFound = errors.New("model not found")
+
+// sealError is a part of a level that could not be written (disk full, read-only
+// directory): the level is not done.
+type sealError struct {
+	level int
+	err   error
+}
+
+func (e *sealError) Error() string { return fmt.Sprintf("writing level %d: %v", e.level, e.err) }
+func (e *sealError) Unwrap() error { return e.err }
 
 // errSimulatedCrash is returned by the crashAfterLevels test hook.
 var errSimulatedCrash = errors.New("simulated crash")

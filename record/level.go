@@ -2,6 +2,7 @@ package record
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -30,6 +31,7 @@ type levelRun struct {
 
 	mu      sync.Mutex
 	pending []trace.Row // rows not yet sealed
+	rows    int         // rows recorded, sealed or pending
 	sealMu  sync.Mutex
 	sealErr error
 
@@ -80,7 +82,9 @@ func (l *levelRun) exchange(idx int64, worker int32, scheduled int64, prompt cli
 		TargetPromptTokens: int32(prompt.TargetTokens),
 		MaxTokens:          int32(maxTokens),
 	}
-	fillRow(&row, &res)
+	if w := fillRow(&row, &res); w != "" {
+		r.warn(fmt.Sprintf("request %d (X-Request-Id %s): %s", id, prompt.RequestID, w))
+	}
 	row.ScheduledNs = row.SentNs
 	if scheduled != 0 {
 		row.ScheduledNs = scheduled
@@ -101,6 +105,7 @@ func (l *levelRun) add(row trace.Row) {
 	l.stats.add(&row)
 	l.mu.Lock()
 	l.pending = append(l.pending, row)
+	l.rows++
 	var full []trace.Row
 	if len(l.pending) >= l.r.opts.PartRows {
 		full, l.pending = l.pending, nil
@@ -177,6 +182,7 @@ func (r *recorder) runLevel(ctx, hard context.Context, lv level, total int) (tra
 	// The level's last rows are sealed by the caller together with its LevelInfo.
 	l.mu.Lock()
 	r.lastRows, l.pending = l.pending, nil
+	li.Rows = l.rows
 	l.mu.Unlock()
 	return li, gone, l.sealErr
 }

@@ -6,8 +6,11 @@ import (
 	"io"
 	"math"
 	"path/filepath"
+	"slices"
+	"syscall"
 	"time"
 
+	"github.com/ceiling-llm/ceiling/record/internal/client"
 	"github.com/ceiling-llm/ceiling/record/trace"
 )
 
@@ -33,8 +36,14 @@ type Options struct {
 	Dataset            string
 	SharedPrefixTokens int
 	IgnoreEOS          bool
-	Timeout            time.Duration // per-request stall timeout
-	Grace              time.Duration // how long Ctrl-C waits for in-flight requests
+	Timeout            time.Duration // per-request stall timeout: no token for this long
+	// RequestTimeout bounds one whole request (default 30 minutes), however much
+	// the server still sends.
+	RequestTimeout time.Duration
+	Grace          time.Duration // how long Ctrl-C waits for in-flight requests
+	// Abort, once closed after ctx is cancelled (a second Ctrl-C), ends the grace
+	// period at once: the requests in flight are recorded as cancelled.
+	Abort <-chan struct{}
 
 	// Workload shapes (README "Workloads"); see workloads.go.
 	PromptLengths    string        // --prompt-tokens as a distribution ("" = PromptTokens, fixed)
@@ -55,7 +64,10 @@ type Options struct {
 	Output string    // trace path, or "-" for Stdout
 	Stdout io.Writer // where "-" writes
 	Resume bool
-	Seed   uint64
+	// Force replaces an existing trace at Output, its sidecar and an existing parts
+	// directory; without it they are refused (a trace holds hours of GPU time).
+	Force bool
+	Seed  uint64
 
 	Declared trace.Declared
 	Version  string
@@ -74,6 +86,18 @@ type Options struct {
 	crashAfterLevels int
 }
 
+// DefaultRequestTimeout bounds a request when Options.RequestTimeout is 0: long
+// enough for 32k output tokens at 20 tokens/s.
+const DefaultRequestTimeout = 30 * time.Minute
+
+// Bounds of the sizes a user gives: beyond them a flag is a mistake, and honouring
+// it would exhaust the client's memory (prompts are built in memory) or overflow
+// the trace's int32 columns.
+const (
+	MaxTokensFlag  = 1 << 24 // --prompt-tokens, --output-tokens: longer than any model's context
+	MaxConcurrency = 1 << 20 // --concurrency
+)
+
 func (o *Options) defaults() {
 	if o.Endpoint == "" {
 		o.Endpoint = "chat"
@@ -85,10 +109,14 @@ func (o *Options) defaults() {
 		o.OutputTokens = 512
 	}
 	if o.RequestsPerLevel == 0 && o.DurationPerLevel == 0 {
-		o.RequestsPerLevel = 64
+		// 64, or enough that every worker of the largest level has a request.
+		o.RequestsPerLevel = max(64, slices.Max(append([]int{0}, o.Concurrency...)))
 	}
 	if o.Timeout == 0 {
 		o.Timeout = 5 * time.Minute
+	}
+	if o.RequestTimeout == 0 {
+		o.RequestTimeout = DefaultRequestTimeout
 	}
 	if o.Grace == 0 {
 		o.Grace = 30 * time.Second
@@ -128,10 +156,18 @@ func (o *Options) validate() error {
 		return errors.New("--requests-per-level, --duration-per-level and --warmup must not be negative")
 	case o.OutputTokens < 1:
 		return errors.New("--output-tokens must be positive")
+	case o.OutputTokens > MaxTokensFlag:
+		return fmt.Errorf("--output-tokens %d: at most %d", o.OutputTokens, MaxTokensFlag)
 	case o.Dataset == "" && o.PromptTokens < 1:
 		return errors.New("--prompt-tokens must be positive")
+	case o.PromptTokens > MaxTokensFlag:
+		return fmt.Errorf("--prompt-tokens %d: at most %d (longer than any model's context)", o.PromptTokens, MaxTokensFlag)
 	case o.SharedPrefixTokens < 0:
 		return errors.New("--shared-prefix-tokens must not be negative")
+	case o.SharedPrefixTokens > MaxTokensFlag:
+		return fmt.Errorf("--shared-prefix-tokens %d: at most %d", o.SharedPrefixTokens, MaxTokensFlag)
+	case o.Timeout < 0 || o.RequestTimeout < 0 || o.Grace < 0 || o.ScrapeInterval < 0:
+		return errors.New("--timeout, --request-timeout, --grace and --scrape-interval must not be negative")
 	case o.validateWorkload() != nil:
 		return o.validateWorkload()
 	case o.Endpoint != "chat" && o.Endpoint != "completions":
@@ -139,10 +175,27 @@ func (o *Options) validate() error {
 	case o.Resume && o.Output == "-":
 		return errors.New("--resume needs an output file, not -o -")
 	}
+	if err := client.CheckURL(o.URL); err != nil {
+		return err
+	}
 	for _, c := range o.Concurrency {
 		if c < 1 {
 			return fmt.Errorf("concurrency %d: levels must be at least 1", c)
 		}
+		if c > MaxConcurrency {
+			return fmt.Errorf("concurrency %d: at most %d", c, MaxConcurrency)
+		}
+	}
+	if len(o.Concurrency) > 0 && o.RequestsPerLevel > 0 {
+		// A level with fewer requests than workers never has them all in flight,
+		// and would be labelled with a concurrency it never reached.
+		if m := slices.Max(o.Concurrency); o.RequestsPerLevel < m {
+			return fmt.Errorf("--requests-per-level %d is below --concurrency %d: that level could never have %d requests in flight; pass --requests-per-level %d or more (or --duration-per-level)",
+				o.RequestsPerLevel, m, m, m)
+		}
+	}
+	if err := checkFileLimit(o.maxConcurrency()); err != nil {
+		return err
 	}
 	for _, r := range o.Rates {
 		if !(r > 0) || math.IsInf(r, 0) {
@@ -166,6 +219,7 @@ func (o *Options) plan() trace.Plan {
 		SharedPrefixTokens: o.SharedPrefixTokens,
 		IgnoreEOS:          o.IgnoreEOS,
 		TimeoutS:           o.Timeout.Seconds(),
+		RequestTimeoutS:    o.RequestTimeout.Seconds(),
 		Seed:               o.Seed,
 	}
 	if o.Dataset != "" {
@@ -184,4 +238,38 @@ func (o *Options) plan() trace.Plan {
 func (o Options) Validate() error {
 	o.defaults()
 	return o.validate()
+}
+
+// maxConcurrency is the largest number of requests in flight the plan asks for.
+func (o *Options) maxConcurrency() int {
+	m := slices.Max(append([]int{1}, o.Concurrency...))
+	if o.Auto {
+		m = max(m, 64)
+	}
+	return m
+}
+
+// fileReserve is what the recorder needs open besides its connections: the trace,
+// parts, metrics scrapes, probes, standard streams.
+const fileReserve = 64
+
+// checkFileLimit refuses a concurrency the process cannot open connections for: each
+// request in flight holds a socket, and past RLIMIT_NOFILE requests would fail with
+// "too many open files" while the level is labelled with a concurrency it never
+// reached. (Go already raises the soft limit to the hard one at start.)
+func checkFileLimit(conns int) error {
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		return nil // unknown: nothing to check against
+	}
+	return fileLimitError(conns, lim.Cur)
+}
+
+func fileLimitError(conns int, limit uint64) error {
+	need := uint64(conns) + fileReserve
+	if need <= limit {
+		return nil
+	}
+	return fmt.Errorf("concurrency %d needs about %d open files, but this process may open %d (ulimit -n): raise the limit (ulimit -n %d, or the hard limit in /etc/security/limits.conf) or lower --concurrency",
+		conns, need, limit, need)
 }

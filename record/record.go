@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -34,12 +35,47 @@ type recorder struct {
 
 	nextID int64
 	kvCap  int64 // revealed KV capacity in tokens (0 = unknown)
+	// modelsStatus is the status of GET /v1/models, for the probe request's errors.
+	modelsStatus int
 	// lastRows are the rows of the level just run, not yet sealed.
 	lastRows []trace.Row
 	// replay is the trace --replay sends (nil: none).
 	replay []replayEntry
 	// minTokens: send min_tokens = max_tokens (--ignore-eos on a server that takes it).
 	minTokens bool
+
+	warnMu   sync.Mutex
+	warnings []string // the first maxWarnings, for the run info
+	warned   int      // how many in all
+}
+
+// maxWarnings bounds the warnings printed and kept in the run info.
+const maxWarnings = 20
+
+// warn reports something the run info should say (a server's answer not believed),
+// on the progress output and in RunInfo.Warnings, the first maxWarnings of them.
+func (r *recorder) warn(msg string) {
+	r.warnMu.Lock()
+	defer r.warnMu.Unlock()
+	r.warned++
+	switch {
+	case r.warned <= maxWarnings:
+		r.warnings = append(r.warnings, msg)
+		r.progress("warning: %s", msg)
+	case r.warned == maxWarnings+1:
+		r.progress("warning: more warnings follow; the count is in the run info")
+	}
+}
+
+// warningsSoFar is what RunInfo.Warnings says now.
+func (r *recorder) warningsSoFar() []string {
+	r.warnMu.Lock()
+	defer r.warnMu.Unlock()
+	w := slices.Clone(r.warnings)
+	if r.warned > len(w) {
+		w = append(w, fmt.Sprintf("and %d more warnings", r.warned-len(w)))
+	}
+	return w
 }
 
 // Record runs a whole recording: probe the server, calibrate the workload, sweep
@@ -84,6 +120,14 @@ func Record(ctx context.Context, opts Options) (trace.RunInfo, error) {
 		if err := checkWritable(opts.Output); err != nil {
 			return trace.RunInfo{}, err
 		}
+		if _, err := os.Lstat(opts.Output); err == nil && !opts.Force {
+			return trace.RunInfo{}, fmt.Errorf("%s exists: pass --force to replace it, or choose another -o", opts.Output)
+		}
+		if opts.Force {
+			if err := trace.RemoveParts(trace.PartsDir(opts.Output)); err != nil {
+				return trace.RunInfo{}, err
+			}
+		}
 		ps, err := trace.CreateParts(trace.PartsDir(opts.Output))
 		if err != nil {
 			return trace.RunInfo{}, err
@@ -98,13 +142,14 @@ func Record(ctx context.Context, opts Options) (trace.RunInfo, error) {
 	}
 
 	cl, err := client.New(client.Options{
-		BaseURL:   opts.URL,
-		Endpoint:  opts.Endpoint,
-		APIKey:    opts.APIKey,
-		Timeout:   opts.Timeout,
-		IgnoreEOS: opts.IgnoreEOS,
-		MaxConns:  r.maxConcurrency(),
-		Insecure:  opts.Insecure,
+		BaseURL:        opts.URL,
+		Endpoint:       opts.Endpoint,
+		APIKey:         opts.APIKey,
+		Timeout:        opts.Timeout,
+		RequestTimeout: opts.RequestTimeout,
+		IgnoreEOS:      opts.IgnoreEOS,
+		MaxConns:       r.maxConcurrency(),
+		Insecure:       opts.Insecure,
 	})
 	if err != nil {
 		return cleanupOnEarlyError(err)
@@ -116,7 +161,12 @@ func Record(ctx context.Context, opts Options) (trace.RunInfo, error) {
 	if err != nil {
 		return cleanupOnEarlyError(r.explain(err))
 	}
+	r.modelsStatus = pr.ModelsStatus
 	if opts.Model == "" {
+		if pr.ModelsStatus != http.StatusOK {
+			return cleanupOnEarlyError(fmt.Errorf("GET %s/v1/models answered HTTP %d %s: no OpenAI-compatible API there (a wrong port, or a path prefix missing from --url?); if the server has no model list, give --model",
+				cl.BaseURL(), pr.ModelsStatus, http.StatusText(pr.ModelsStatus)))
+		}
 		if len(pr.Models) == 0 {
 			return cleanupOnEarlyError(errors.New("the server lists no model at /v1/models: give --model"))
 		}
@@ -137,7 +187,7 @@ func Record(ctx context.Context, opts Options) (trace.RunInfo, error) {
 
 	// One request before the sweep: it proves the key and the model, and measures
 	// how the server counts prompt tokens.
-	r.progress("probing %s (model %s)", cl.BaseURL(), opts.Model)
+	r.progress("probing %s (model %s)", cl.BaseURL(), cl.Redact(opts.Model))
 	wl, err := r.prepareWorkload(ctx, pr)
 	if err != nil {
 		return cleanupOnEarlyError(r.explain(err))
@@ -150,7 +200,7 @@ func Record(ctx context.Context, opts Options) (trace.RunInfo, error) {
 		Version: opts.Version,
 		RunID:   newRunID(started),
 		Started: started,
-		Target:  trace.Target{BaseURL: cl.BaseURL(), Endpoint: opts.Endpoint, Model: opts.Model},
+		Target:  trace.Target{BaseURL: cl.BaseURL(), Endpoint: opts.Endpoint, Model: cl.Redact(opts.Model)},
 		Plan:    opts.plan(),
 		Server:  pr.Server,
 		Client: trace.ClientInfo{CPUs: runtime.NumCPU(), GOOS: runtime.GOOS, GOARCH: runtime.GOARCH,
@@ -175,6 +225,16 @@ func Record(ctx context.Context, opts Options) (trace.RunInfo, error) {
 	sweepErr := r.sweep(ctx, resumeLevel(resume))
 	if errors.Is(sweepErr, errSimulatedCrash) {
 		return r.info, sweepErr
+	}
+	var se *sealError
+	if errors.As(sweepErr, &se) {
+		// Merging on a failing disk would write a trace without the level; the
+		// sealed levels stay in the parts directory, which --resume continues.
+		if r.tmpParts {
+			return r.info, fmt.Errorf("writing level %d failed: %w", se.level, se.err)
+		}
+		return r.info, fmt.Errorf("writing level %d failed: %w; the %d levels sealed before are kept in %s (analyze and report read it): free space or fix the directory, then run the same command with --resume to record level %d again",
+			se.level, se.err, len(r.info.Levels), r.parts.Dir(), se.level)
 	}
 	r.info.Ended = time.Now().UTC()
 	if err := r.finish(); err != nil {
@@ -218,6 +278,9 @@ func checkWritable(path string) error {
 
 // samePlan refuses to resume a different experiment.
 func samePlan(old, cur trace.RunInfo) error {
+	if old.Plan.RequestTimeoutS == 0 {
+		old.Plan.RequestTimeoutS = cur.Plan.RequestTimeoutS // recorded before the limit existed
+	}
 	a, _ := json.Marshal(old.Plan)
 	b, _ := json.Marshal(cur.Plan)
 	if string(a) != string(b) {
@@ -239,13 +302,7 @@ func newRunID(t time.Time) string {
 	return fmt.Sprintf("%s-%08x", t.Format("20060102T150405Z"), rand.Uint32())
 }
 
-func (r *recorder) maxConcurrency() int {
-	m := slices.Max(append([]int{1}, r.opts.Concurrency...))
-	if r.opts.Auto {
-		m = max(m, 64)
-	}
-	return m
-}
+func (r *recorder) maxConcurrency() int { return r.opts.maxConcurrency() }
 
 // progress prints one line to the progress writer.
 func (r *recorder) progress(format string, args ...any) {
@@ -255,14 +312,20 @@ func (r *recorder) progress(format string, args ...any) {
 }
 
 // sealLevel seals the rest of the level's rows with the run info that now lists the
-// level as done, so that --resume knows it is complete.
-func (r *recorder) sealLevel(index int) error {
+// level as done, so that --resume knows it is complete. The run info lists the level
+// only once that part is sealed: a level whose rows could not be written is never
+// listed, neither in a later part nor in the trace.
+func (r *recorder) sealLevel(li trace.LevelInfo) error {
 	rows := r.lastRows
 	r.lastRows = nil
-	if err := r.parts.SealRows(index, rows, r.info); err != nil {
+	done := r.info
+	done.Levels = append(slices.Clip(r.info.Levels), li)
+	done.Warnings = r.warningsSoFar()
+	if err := r.parts.SealRows(li.Level, rows, done); err != nil {
 		return err
 	}
-	return r.sealMetrics(index)
+	r.info = done
+	return r.sealMetrics(li.Level)
 }
 
 // sealMetrics seals the metric samples scraped so far.
@@ -279,6 +342,7 @@ func (r *recorder) sealMetrics(index int) error {
 
 // finish merges the parts into the trace (and the metrics sidecar) and removes them.
 func (r *recorder) finish() error {
+	r.info.Warnings = r.warningsSoFar()
 	if r.opts.Output == "-" {
 		if err := r.parts.MergeTo(r.opts.Stdout, r.info); err != nil {
 			return err

@@ -1,13 +1,19 @@
 package record
 
 import (
+	"fmt"
+	"strings"
+
 	"github.com/ceiling-llm/ceiling/record/internal/client"
 	"github.com/ceiling-llm/ceiling/record/trace"
 )
 
 // fillRow copies what a request measured into its trace row; the request path fills
-// the run and level fields.
-func fillRow(row *trace.Row, r *client.Result) {
+// the run and level fields (MaxTokens before calling it). It returns a warning when
+// the server's usage was not believed: a count out of range (negative, fractional,
+// beyond int32) is stored as null, and an output count far above max_tokens, which
+// no server that honours max_tokens can send, is replaced by the counted chunks.
+func fillRow(row *trace.Row, r *client.Result) (warning string) {
 	row.SentNs = r.SentNs
 	if r.FirstTokenNs != 0 {
 		row.FirstTokenNs = ptr(r.FirstTokenNs)
@@ -29,11 +35,15 @@ func fillRow(row *trace.Row, r *client.Result) {
 	}
 	row.TokensSource = "chunks"
 	chunks := int32(r.ContentChunks + r.ReasoningChunk)
+	var bad []string
 	if u := r.Usage; u != nil {
+		bad = u.Invalid
 		row.PromptTokens = u.PromptTokens
 		row.CachedTokens = u.CachedTokens
 		row.ReasoningTokens = u.ReasoningTokens
-		if u.CompletionTokens != nil {
+		if c := u.CompletionTokens; c != nil && row.MaxTokens > 0 && int64(*c) > farAbove(row.MaxTokens) {
+			bad = append(bad, fmt.Sprintf("completion_tokens %d far above max_tokens %d", *c, row.MaxTokens))
+		} else if c != nil {
 			row.OutputTokens = u.CompletionTokens
 			row.TokensSource = "usage"
 		}
@@ -44,6 +54,17 @@ func fillRow(row *trace.Row, r *client.Result) {
 	if row.ReasoningTokens == nil && r.ReasoningChunk > 0 {
 		row.ReasoningTokens = ptr(int32(r.ReasoningChunk))
 	}
+	if len(bad) == 0 {
+		return ""
+	}
+	return "usage not believed (" + strings.Join(bad, ", ") + "): stored as null, output tokens counted from chunks"
+}
+
+// farAbove is the output count beyond which a usage report for max_tokens is not
+// believed: twice the limit, and at least 64 tokens over it (some servers count a
+// few special tokens beyond it).
+func farAbove(maxTokens int32) int64 {
+	return max(2*int64(maxTokens), int64(maxTokens)+64)
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -44,6 +44,9 @@ func (r *recorder) sweep(ctx context.Context, start int) error {
 			select {
 			case <-t.C:
 				abandon()
+			case <-r.opts.Abort:
+				r.progress("second interrupt: stopping now; the requests in flight are recorded as cancelled")
+				abandon()
 			case <-hard.Done():
 			}
 		case <-hard.Done():
@@ -68,18 +71,23 @@ func (r *recorder) sweep(ctx context.Context, start int) error {
 			r.progress("%s", r.info.StopReason)
 			return nil
 		}
+		if r.opts.Auto && r.opts.RequestsPerLevel > 0 && lv.concurrency > r.opts.RequestsPerLevel {
+			r.info.StopReason = fmt.Sprintf("auto: stopped before c=%d, above --requests-per-level %d (a level needs at least as many requests as workers)", lv.concurrency, r.opts.RequestsPerLevel)
+			r.progress("%s", r.info.StopReason)
+			return nil
+		}
 		if ctx.Err() != nil {
 			r.info.Interrupted = true
 			r.info.StopReason = "interrupted before level " + fmt.Sprint(i)
 			return ErrInterrupted
 		}
 		li, gone, err := r.runLevel(ctx, hard, lv, total)
-		r.info.Levels = append(r.info.Levels, li)
-		if serr := r.sealLevel(lv.index); serr != nil {
-			return serr
-		}
 		if err != nil {
-			return err
+			// A part of the level could not be written: it is not done.
+			return &sealError{level: lv.index, err: err}
+		}
+		if serr := r.sealLevel(li); serr != nil {
+			return &sealError{level: lv.index, err: serr}
 		}
 		if r.opts.crashAfterLevels > 0 && len(r.info.Levels) >= r.opts.crashAfterLevels {
 			return errSimulatedCrash

@@ -21,6 +21,8 @@ const (
 	exitOK     = 0
 	exitFailed = 1
 	exitUsage  = 2
+	// exitInterrupted is 128 + SIGINT, as shells report a command stopped by Ctrl-C.
+	exitInterrupted = 130
 )
 
 // env is what a subcommand may touch of the outside world, so that tests can run
@@ -32,6 +34,8 @@ type env struct {
 	getenv func(string) string
 	// isTerminal reports whether stderr is a terminal (live progress lines).
 	isTerminal bool
+	// abort is closed on a second interrupt (the first cancels the context).
+	abort <-chan struct{}
 }
 
 type subcommand struct {
@@ -75,10 +79,10 @@ Run 'ceiling <command> --help' for the flags of a command.
 }
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	ctx, abort := interrupts()
 	fi, _ := os.Stderr.Stat()
 	e := env{
+		abort:      abort,
 		stdin:      os.Stdin,
 		stdout:     os.Stdout,
 		stderr:     os.Stderr,
@@ -86,6 +90,24 @@ func main() {
 		isTerminal: fi != nil && fi.Mode()&os.ModeCharDevice != 0,
 	}
 	os.Exit(run(ctx, e, os.Args[1:]))
+}
+
+// interrupts turns the first Ctrl-C (or SIGTERM) into a cancelled context, an
+// orderly stop, and the second into a closed abort channel: stop now. A third gets
+// the default action, so a stuck process can always be killed from the keyboard.
+func interrupts() (context.Context, <-chan struct{}) {
+	ctx, cancel := context.WithCancel(context.Background())
+	abort := make(chan struct{})
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-sigs
+		cancel()
+		<-sigs
+		close(abort)
+		signal.Reset(os.Interrupt, syscall.SIGTERM)
+	}()
+	return ctx, abort
 }
 
 func run(ctx context.Context, e env, args []string) int {

@@ -30,7 +30,7 @@ func runRecord(ctx context.Context, e env, args []string) int {
 	endpoint := fs.String("endpoint", "chat", "chat (/v1/chat/completions) or completions (/v1/completions)")
 	concurrency := fs.String("concurrency", "", "closed-loop levels, e.g. 1,2,4,8, or auto (geometric until throughput stops rising)")
 	rates := fs.String("rate", "", "open-loop levels in requests/s with Poisson arrivals, e.g. 1,2,4 (instead of --concurrency)")
-	perLevel := fs.Int("requests-per-level", 0, "measured requests per level (default 64 unless --duration-per-level)")
+	perLevel := fs.Int("requests-per-level", 0, "measured requests per level, at least the largest --concurrency (default 64, or the largest concurrency if higher, unless --duration-per-level)")
 	perLevelDur := fs.Duration("duration-per-level", 0, "send requests for this long per level instead of a count, e.g. 60s")
 	warmup := fs.Int("warmup", 0, "extra requests at the start of each level, recorded with warmup=true")
 	promptTokens := fs.String("prompt-tokens", "1024", "synthetic prompt length in tokens, as the server counts them: N, uniform:MIN-MAX, normal:MEAN,SD, lognormal:MEDIAN,SIGMA (drawn per request with --seed)")
@@ -47,7 +47,8 @@ func runRecord(ctx context.Context, e env, args []string) int {
 	replaySpeed := fs.String("replay-speed", "", "time scales of --replay, one level each, e.g. 1,2,4 (2 = twice as fast; default 1)")
 	shared := fs.Int("shared-prefix-tokens", 0, "tokens of common prefix in every synthetic prompt (default: none, each prompt unique)")
 	ignoreEOS := fs.Bool("ignore-eos", false, "send ignore_eos: true so output lengths are exact on servers that honour it")
-	timeout := fs.Duration("timeout", 5*time.Minute, "fail a request that receives nothing for this long (a stalled stream)")
+	timeout := fs.Duration("timeout", 5*time.Minute, "fail a request that receives no token for this long (a stalled stream; SSE keep-alive comments do not count)")
+	requestTimeout := fs.Duration("request-timeout", record.DefaultRequestTimeout, "fail a request that has not finished after this long, however much it still sends")
 	grace := fs.Duration("grace", 30*time.Second, "on Ctrl-C, wait this long for requests in flight before recording them as cancelled")
 	metricsURL := fs.String("metrics-url", "", "Prometheus metrics to scrape during the run (default: the server's /metrics when it answers; off = none)")
 	scrape := fs.Duration("scrape-interval", time.Second, "metrics scrape interval")
@@ -55,6 +56,7 @@ func runRecord(ctx context.Context, e env, args []string) int {
 	insecure := fs.Bool("insecure", false, "do not verify the server's TLS certificate")
 	out := fs.StringP("output", "o", "", "trace file to write (- = stdout); parts are sealed in FILE.parts while recording")
 	resume := fs.Bool("resume", false, "continue an interrupted recording of -o FILE from its next level (same plan)")
+	force := fs.Bool("force", false, "replace an existing -o FILE, its metrics sidecar and an interrupted run's FILE.parts")
 	seed := fs.Uint64("seed", 1, "seed of the synthetic prompts and open-loop arrivals")
 	notes := fs.String("notes", "", "free text stored with the run")
 	var cf capacityFlags
@@ -75,6 +77,26 @@ func runRecord(ctx context.Context, e env, args []string) int {
 	}
 	if err := cf.checkDeployment(); err != nil {
 		return usageErr(err.Error())
+	}
+	// A zero the user typed is a mistake, not a request for the default.
+	for _, f := range []struct {
+		name string
+		bad  bool
+	}{
+		{"requests-per-level", *perLevel <= 0},
+		{"prompt-tokens", nonPositiveInt(*promptTokens) && *dataset == ""},
+		{"output-tokens", nonPositiveInt(*outputTokens)},
+		{"duration-per-level", *perLevelDur <= 0},
+		{"timeout", *timeout <= 0},
+		{"request-timeout", *requestTimeout <= 0},
+		{"scrape-interval", *scrape <= 0},
+	} {
+		if fs.Changed(f.name) && f.bad {
+			return usageErr(fmt.Sprintf("--%s %s: must be positive", f.name, fs.Lookup(f.name).Value))
+		}
+	}
+	if *resume && *force {
+		return usageErr("--resume and --force exclude each other: --resume continues FILE.parts, --force discards it")
 	}
 	gpus, tp := cf.declared()
 	opts := record.Options{
@@ -98,12 +120,15 @@ func runRecord(ctx context.Context, e env, args []string) int {
 		SharedPrefixTokens: *shared,
 		IgnoreEOS:          *ignoreEOS,
 		Timeout:            *timeout,
+		RequestTimeout:     *requestTimeout,
 		Grace:              *grace,
+		Abort:              e.abort,
 		MetricsURL:         *metricsURL,
 		ScrapeInterval:     *scrape,
 		Output:             *out,
 		Stdout:             e.stdout,
 		Resume:             *resume,
+		Force:              *force,
 		Seed:               *seed,
 		Declared:           trace.Declared{GPU: cf.gpu, GPUs: gpus, TP: tp, DP: declaredOver1(cf.dp), PP: declaredOver1(cf.pp), EP: cf.ep, ModelConfig: cf.modelConfig, Notes: *notes},
 		Version:            version,
@@ -170,6 +195,9 @@ func runRecord(ctx context.Context, e env, args []string) int {
 	}
 	if err != nil {
 		fmt.Fprintf(e.stderr, "ceiling record: %v\n", err)
+		if errors.Is(err, record.ErrInterrupted) {
+			return exitInterrupted
+		}
 		return exitFailed
 	}
 	return exitOK
@@ -199,6 +227,13 @@ func parseFloats(s string) ([]float64, error) {
 		out = append(out, v)
 	}
 	return out, nil
+}
+
+// nonPositiveInt says whether a length flag is a whole number below 1 (a
+// distribution such as uniform:500-4000 is checked where it is parsed).
+func nonPositiveInt(s string) bool {
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	return err == nil && n <= 0
 }
 
 // declaredOver1 stores a DP or PP size only when it says something (above 1).

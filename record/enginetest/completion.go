@@ -212,6 +212,25 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, ep endp
 	case FaultUnavailable:
 		fail(http.StatusServiceUnavailable, "ServiceUnavailableError", "service unavailable (injected)")
 		return
+	case FaultEchoAuth:
+		fail(http.StatusInternalServerError, "InternalServerError", "cannot serve request with headers Authorization="+r.Header.Get("Authorization"))
+		return
+	case FaultBadUTF8:
+		// Written by hand: encoding/json would replace the invalid bytes.
+		status = http.StatusInternalServerError
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		_, _ = w.Write([]byte("{\"error\":{\"message\":\"bad byte \xff\xfe in \xc3(\",\"type\":\"InternalServerError\",\"code\":500}}"))
+		return
+	case FaultRedirect:
+		status = http.StatusTemporaryRedirect
+		http.Redirect(w, r, s.cfg.RedirectURL+r.URL.Path, status)
+		return
+	case FaultHTML:
+		status = http.StatusOK
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = w.Write([]byte("<!DOCTYPE html><html><head><title>Sign in</title></head><body><h1>Sign in</h1></body></html>"))
+		return
 	}
 	if perr != nil {
 		fail(http.StatusBadRequest, "BadRequestError", perr.Error())
@@ -252,7 +271,7 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, ep endp
 		g.finish = "stop"
 	}
 	status = http.StatusOK
-	if q.Stream {
+	if q.Stream && fault != FaultNotStreamed {
 		g.usage = g.usage && q.StreamOptions != nil && q.StreamOptions.IncludeUsage
 		g.continuous = g.usage && q.StreamOptions.ContinuousUsageStats
 		g.usageOnFinish = s.cfg.Kind == "llamacpp" && ep == endpointCompletions

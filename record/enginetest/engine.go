@@ -70,6 +70,8 @@ type Config struct {
 	// the completion endpoints from 0, in arrival order. It is called from many
 	// goroutines at once.
 	Fault func(requestIndex int64) Fault
+	// RedirectURL is where FaultRedirect points (the request path is appended).
+	RedirectURL string
 	// RecordChunkTimes keeps each token chunk's send time in the log (costly).
 	RecordChunkTimes bool
 }
@@ -92,11 +94,22 @@ const (
 	FaultErrorEvent            // mid-stream `data: {"error":{...}}`, then the stream ends without [DONE]
 	FaultNoDone                // normal stream without `data: [DONE]`
 	FaultCRLF                  // normal stream framed with CRLF and `: keep-alive` comment lines
+	// Faults of hostile or misconfigured servers (issue 8).
+	FaultEchoAuth      // 500 whose error message echoes the request's Authorization header
+	FaultBadUTF8       // 500 whose error message holds bytes that are not UTF-8
+	FaultRedirect      // 307 to Config.RedirectURL + the request path
+	FaultHTML          // 200 text/html page instead of a stream
+	FaultNotStreamed   // 200 non-streaming JSON completion although stream was asked
+	FaultGzip          // 200 stream sent with Content-Encoding: gzip
+	FaultKeepAlive     // some chunks, then `: keep-alive` comments forever, no more tokens
+	FaultHugeUsage     // normal stream whose usage says 3,000,000,000 completion tokens
+	FaultRepeatedUsage // normal stream with an early usage chunk (1 token), then the true one
 )
 
 var faultNames = [...]string{"none", "unauthorized", "model_not_found", "too_many_requests",
 	"internal", "unavailable", "reset_mid_stream", "malformed_chunk", "stall", "error_event",
-	"no_done", "crlf"}
+	"no_done", "crlf", "echo_auth", "bad_utf8", "redirect", "html", "not_streamed", "gzip",
+	"keep_alive", "huge_usage", "repeated_usage"}
 
 func (f Fault) String() string {
 	if f >= 0 && int(f) < len(faultNames) {

@@ -2,6 +2,7 @@ package enginetest
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"net/http"
 	"strconv"
@@ -265,6 +266,10 @@ func (g *generation) stream(ctx context.Context, w http.ResponseWriter) {
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream; charset=utf-8")
 	h.Set("Cache-Control", "no-cache")
+	if g.fault == FaultGzip {
+		g.gzipStream(w)
+		return
+	}
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
 	if g.fault == FaultCRLF {
@@ -331,6 +336,10 @@ func (g *generation) stream(ctx context.Context, w http.ResponseWriter) {
 				return
 			case FaultMalformedChunk:
 				pending = append(pending, enc.malformed()...)
+			case FaultKeepAlive:
+				keepAlive(ctx, w, rc, eol)
+				g.done(false, s.abortReason())
+				return
 			}
 		}
 		if i == p.n {
@@ -373,13 +382,19 @@ func (g *generation) stream(ctx context.Context, w http.ResponseWriter) {
 
 	total := usageJSON(g.prompt, g.sentTokens, g.sentReasoning, g.ep == endpointChat)
 	var tail []byte
+	switch g.fault {
+	case FaultHugeUsage:
+		total = usageJSON(g.prompt, 3_000_000_000, 0, g.ep == endpointChat)
+	case FaultRepeatedUsage:
+		tail = enc.usage(usageJSON(g.prompt, 1, 0, g.ep == endpointChat))
+	}
 	switch {
 	case g.usageOnFinish && g.usage:
 		tail = enc.finish(g.finish, total)
 	case g.continuous:
 		tail = append(enc.finish(g.finish, g.runningUsage(g.sentTokens)), enc.usage(total)...)
 	case g.usage:
-		tail = append(enc.finish(g.finish, ""), enc.usage(total)...)
+		tail = append(append(tail, enc.finish(g.finish, "")...), enc.usage(total)...)
 	default:
 		tail = enc.finish(g.finish, "")
 	}
@@ -472,4 +487,42 @@ func (g *generation) plain(ctx context.Context, w http.ResponseWriter) {
 		g.chunkTimes = []time.Time{t}
 	}
 	g.done(true, "")
+}
+
+// keepAlive sends SSE comments until the client goes away: a stream that is alive
+// by bytes but carries no more tokens.
+func keepAlive(ctx context.Context, w http.ResponseWriter, rc *http.ResponseController, eol string) {
+	t := time.NewTicker(10 * time.Millisecond)
+	defer t.Stop()
+	for {
+		if _, err := w.Write([]byte(": keep-alive" + eol + eol)); err != nil {
+			return
+		}
+		if rc.Flush() != nil {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// gzipStream sends a short complete stream compressed, as a misconfigured proxy
+// does whatever the client asked for.
+func (g *generation) gzipStream(w http.ResponseWriter) {
+	enc := g.encoder("\n")
+	var raw bytes.Buffer
+	raw.Write(enc.tokens(1, false, ""))
+	raw.Write(enc.finish(g.finish, ""))
+	raw.WriteString("data: [DONE]\n\n")
+	var z bytes.Buffer
+	zw := gzip.NewWriter(&z)
+	_, _ = zw.Write(raw.Bytes())
+	_ = zw.Close()
+	w.Header().Set("Content-Encoding", "gzip")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(z.Bytes())
+	g.done(false, "fault")
 }

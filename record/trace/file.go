@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/ceiling-llm/ceiling/internal/atomicfile"
 	"github.com/parquet-go/parquet-go"
@@ -21,13 +23,13 @@ func MetricsPath(path string) string {
 // WriteFile writes rows and info as one complete trace file at path, atomically. It is
 // the simplest writer, for small files, importers and tests; the recorder seals parts.
 func WriteFile(path string, info RunInfo, rows []Row) error {
-	return writeParquet(path, info, rows)
+	return writeParquet(path, info, validRows(rows))
 }
 
 // ReadFile reads a whole trace (or one part) written by this package: its run info
 // and rows. It is for small files and tests; analyze streams traces instead.
 func ReadFile(path string) (RunInfo, []Row, error) {
-	info, _, err := readMeta(path)
+	info, _, _, err := readMeta(path)
 	if err != nil {
 		return info, nil, err
 	}
@@ -44,6 +46,7 @@ func newWriter[T any](w io.Writer, info RunInfo, opts ...parquet.WriterOption) (
 	opts = append([]parquet.WriterOption{
 		parquet.KeyValueMetadata(MetaSchemaVersion, SchemaVersion),
 		parquet.KeyValueMetadata(MetaRun, string(runJSON)),
+		parquet.KeyValueMetadata(MetaRunID, strings.ToValidUTF8(info.RunID, "\uFFFD")),
 		parquet.Compression(&parquet.Zstd),
 	}, opts...)
 	return parquet.NewGenericWriter[T](w, opts...), nil
@@ -62,3 +65,60 @@ func writeParquet[T any](path string, info RunInfo, rows []T, opts ...parquet.Wr
 		return w.Close()
 	})
 }
+
+// validRows returns rows with every string valid UTF-8 (invalid bytes replaced by
+// U+FFFD): a Parquet STRING column must hold UTF-8, and readers such as DuckDB
+// refuse the whole file otherwise. Servers' error texts are not always UTF-8.
+func validRows(rows []Row) []Row {
+	out := rows
+	copied := false
+	for i := range rows {
+		r := &rows[i]
+		if validRow(r) {
+			continue
+		}
+		if !copied {
+			out = slices.Clone(rows)
+			copied = true
+		}
+		c := &out[i]
+		c.RunID = toValid(c.RunID)
+		c.TokensSource = toValid(c.TokensSource)
+		if c.FinishReason != nil {
+			c.FinishReason = ptrTo(toValid(*c.FinishReason))
+		}
+		if c.Error != nil {
+			c.Error = ptrTo(toValid(*c.Error))
+		}
+	}
+	return out
+}
+
+func validRow(r *Row) bool {
+	return utf8.ValidString(r.RunID) && utf8.ValidString(r.TokensSource) &&
+		(r.FinishReason == nil || utf8.ValidString(*r.FinishReason)) &&
+		(r.Error == nil || utf8.ValidString(*r.Error))
+}
+
+// validSamples is validRows for metric samples (names and labels come from the
+// server's /metrics page).
+func validSamples(samples []MetricSample) []MetricSample {
+	out := samples
+	copied := false
+	for i := range samples {
+		s := &samples[i]
+		if utf8.ValidString(s.Name) && utf8.ValidString(s.Labels) {
+			continue
+		}
+		if !copied {
+			out = slices.Clone(samples)
+			copied = true
+		}
+		out[i].Name, out[i].Labels = toValid(s.Name), toValid(s.Labels)
+	}
+	return out
+}
+
+func toValid(s string) string { return strings.ToValidUTF8(s, "\uFFFD") }
+
+func ptrTo[T any](v T) *T { return &v }

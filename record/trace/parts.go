@@ -38,10 +38,13 @@ const (
 )
 
 // CreateParts makes a new, empty parts directory; it refuses an existing one, which
-// holds an interrupted run that ResumeParts could continue.
+// holds an interrupted run that ResumeParts could continue (RemoveParts discards it).
 func CreateParts(dir string) (*Parts, error) {
 	if _, err := os.Stat(dir); err == nil {
-		return nil, fmt.Errorf("%s exists: an earlier run was interrupted there; continue it with --resume or remove the directory", dir)
+		if parts, _ := listParts(dir); len(parts) == 0 {
+			return nil, fmt.Errorf("%s exists and holds no sealed level: an earlier run was stopped during its first level, so there is nothing to resume; pass --force to replace it", dir)
+		}
+		return nil, fmt.Errorf("%s exists: an earlier run was interrupted there; continue it with --resume, or pass --force to discard it and start again", dir)
 	}
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("cannot write the output: %w", err)
@@ -65,6 +68,29 @@ func CreateParts(dir string) (*Parts, error) {
 	return &Parts{dir: dir}, atomicfile.SyncDir(filepath.Dir(dir))
 }
 
+// RemoveParts deletes the parts directory dir of an earlier run (--force). It
+// refuses a directory that holds anything but part files, so that a mistyped -o
+// never deletes something else.
+func RemoveParts(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("replacing %s: %w", dir, err)
+	}
+	for _, e := range entries {
+		n := e.Name()
+		if e.IsDir() || !(strings.HasSuffix(n, ".parquet") || strings.HasSuffix(n, atomicfile.TempSuffix)) {
+			return fmt.Errorf("replacing %s: it holds %s, which is not a part: remove it yourself if it is yours to delete", dir, n)
+		}
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("replacing %s: %w", dir, err)
+	}
+	return nil
+}
+
 // Dir is the parts directory.
 func (p *Parts) Dir() string { return p.dir }
 
@@ -84,7 +110,7 @@ func (p *Parts) name(kind string, level int) string {
 // SealRows writes rows of one level as a part carrying the run info so far. Rows
 // are sorted by request id (a part is filled in completion order).
 func (p *Parts) SealRows(level int, rows []Row, info RunInfo) error {
-	sorted := slices.Clone(rows)
+	sorted := slices.Clone(validRows(rows))
 	sort.SliceStable(sorted, func(a, b int) bool { return sorted[a].RequestID < sorted[b].RequestID })
 	name := p.name(partRows, level)
 	return sealPart(filepath.Join(p.dir, name), info, partMeta{partRows, level, p.seq}, sorted)
@@ -93,7 +119,7 @@ func (p *Parts) SealRows(level int, rows []Row, info RunInfo) error {
 // SealMetrics writes scraped samples as a part.
 func (p *Parts) SealMetrics(level int, samples []MetricSample, info RunInfo) error {
 	name := p.name(partMetrics, level)
-	return sealPart(filepath.Join(p.dir, name), info, partMeta{partMetrics, level, p.seq}, samples)
+	return sealPart(filepath.Join(p.dir, name), info, partMeta{partMetrics, level, p.seq}, validSamples(samples))
 }
 
 func sealPart[T any](path string, info RunInfo, pm partMeta, rows []T) error {
@@ -109,6 +135,7 @@ type sealedPart struct {
 	path string
 	meta partMeta
 	info RunInfo
+	rows int64
 }
 
 // listParts reads the sealed parts of dir in sequence order (unfinished temporary
@@ -136,11 +163,11 @@ func listParts(dir string) ([]sealedPart, error) {
 
 func readPartMeta(path string) (sealedPart, error) {
 	sp := sealedPart{path: path}
-	info, pj, err := readMeta(path)
+	info, pj, rows, err := readMeta(path)
 	if err != nil {
 		return sp, err
 	}
-	sp.info = info
+	sp.info, sp.rows = info, rows
 	if err := json.Unmarshal([]byte(pj), &sp.meta); err != nil {
 		// Fall back on the name for parts written without the key.
 		sp.meta.Seq, _ = strconv.Atoi(strings.SplitN(filepath.Base(path), "-", 2)[0])
@@ -149,31 +176,31 @@ func readPartMeta(path string) (sealedPart, error) {
 }
 
 // readMeta checks the schema version of the trace or part at path and returns its
-// run info and its MetaPart value ("" for a merged trace).
-func readMeta(path string) (RunInfo, string, error) {
+// run info, its MetaPart value ("" for a merged trace) and its number of rows.
+func readMeta(path string) (RunInfo, string, int64, error) {
 	var info RunInfo
 	f, err := os.Open(path)
 	if err != nil {
-		return info, "", fmt.Errorf("opening part: %w", err)
+		return info, "", 0, fmt.Errorf("opening part: %w", err)
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return info, "", fmt.Errorf("opening part: %w", err)
+		return info, "", 0, fmt.Errorf("opening part: %w", err)
 	}
 	pf, err := parquet.OpenFile(f, st.Size(), parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
 	if err != nil {
-		return info, "", fmt.Errorf("reading part %s: %w", path, err)
+		return info, "", 0, fmt.Errorf("reading part %s: %w", path, err)
 	}
 	if v, _ := pf.Lookup(MetaSchemaVersion); v != SchemaVersion {
-		return info, "", fmt.Errorf("part %s: schema version %q, want %q", path, v, SchemaVersion)
+		return info, "", 0, fmt.Errorf("part %s: schema version %q, want %q", path, v, SchemaVersion)
 	}
 	rj, _ := pf.Lookup(MetaRun)
 	if err := json.Unmarshal([]byte(rj), &info); err != nil {
-		return info, "", fmt.Errorf("part %s: bad run info: %w", path, err)
+		return info, "", 0, fmt.Errorf("part %s: bad run info: %w", path, err)
 	}
 	pj, _ := pf.Lookup(MetaPart)
-	return info, pj, nil
+	return info, pj, pf.NumRows(), nil
 }
 
 // readAll reads every row of a Parquet file.
@@ -236,6 +263,10 @@ func (p *Parts) MergeFiles(path string, info RunInfo) error {
 	if len(metrics) > 0 {
 		return mergeToFile[MetricSample](MetricsPath(path), metrics, info)
 	}
+	// A sidecar left by an earlier run to the same path is not this run's.
+	if err := os.Remove(MetricsPath(path)); err != nil && !os.IsNotExist(err) {
+		return fmt.Errorf("removing the earlier run's metrics sidecar: %w", err)
+	}
 	return nil
 }
 
@@ -279,7 +310,9 @@ type Resumed struct {
 
 // ResumeParts reopens the parts directory of an interrupted recording, drops the
 // parts of its unfinished level (they are recorded again) and the temporary files
-// the kill left, and says where to continue.
+// the kill left, and says where to continue. A level the run info lists as done
+// but whose rows are not all sealed is unfinished too: it and the levels after it
+// are recorded again.
 func ResumeParts(dir string) (*Parts, Resumed, error) {
 	var st Resumed
 	parts, err := listParts(dir)
@@ -287,10 +320,27 @@ func ResumeParts(dir string) (*Parts, Resumed, error) {
 		return nil, st, err
 	}
 	if len(parts) == 0 {
-		return nil, st, fmt.Errorf("%s holds no sealed part to resume from", dir)
+		return nil, st, fmt.Errorf("%s holds no sealed level: the recording was stopped during its first level, so there is nothing to resume; run again with --force instead of --resume to replace it", dir)
 	}
 	// The newest part's info lists the levels completed when it was sealed.
 	st.Info = parts[len(parts)-1].info
+	rowsOf := map[int]int{}
+	for _, p := range parts {
+		if p.meta.Kind == partRows {
+			rowsOf[p.meta.Level] += int(p.rows)
+		}
+	}
+	var kept []LevelInfo
+	for _, l := range st.Info.Levels {
+		if rowsOf[l.Level] == 0 || (l.Rows > 0 && rowsOf[l.Level] != l.Rows) {
+			break // rows missing: this level and every later one are recorded again
+		}
+		kept = append(kept, l)
+	}
+	st.Info.Levels = kept
+	if st.Info.Levels == nil {
+		st.Info.Levels = []LevelInfo{}
+	}
 	done := map[int]bool{}
 	for _, l := range st.Info.Levels {
 		done[l.Level] = true

@@ -12,6 +12,10 @@ const (
 	MetaRun           = "ceiling.run"
 	// MetaPart marks a part file (see Parts): which kind of part, which level.
 	MetaPart = "ceiling.part"
+	// MetaRunID is the run id alone, on every file (trace, sidecar, part), so that a
+	// reader can tell a sidecar of another run from the run's own without parsing
+	// MetaRun.
+	MetaRunID = "ceiling.run_id"
 )
 
 // Row is one request attempt: one row of the trace (schema version 2, see DESIGN.md).
@@ -79,6 +83,9 @@ type RunInfo struct {
 	// "ignore_eos" and "min_tokens" where they were sent (the rows' output_tokens
 	// against max_tokens show whether the server honoured them).
 	OutputControl string `json:"output_control,omitempty"`
+	// Warnings are what the recorder did not believe of the server's answers (a
+	// usage count out of range, far above max_tokens), each naming the request.
+	Warnings []string `json:"warnings,omitempty"`
 	// Resumed lists when the recording was continued with --resume.
 	Resumed []time.Time `json:"resumed,omitempty"`
 	// Source says where an imported run came from (ceiling import); nil for a run
@@ -127,6 +134,7 @@ type Plan struct {
 	SharedPrefixTokens int       `json:"shared_prefix_tokens,omitempty"`
 	IgnoreEOS          bool      `json:"ignore_eos,omitempty"`
 	TimeoutS           float64   `json:"timeout_s,omitempty"`
+	RequestTimeoutS    float64   `json:"request_timeout_s,omitempty"`
 	Seed               uint64    `json:"seed"`
 	// Workload shapes, in the flags' syntax; absent for the fixed lengths, closed
 	// or Poisson arrivals and single requests of schema version 1.
@@ -189,6 +197,10 @@ type LevelInfo struct {
 	Ended       time.Time `json:"ended"`
 	Requests    int       `json:"requests"`
 	Errors      int       `json:"errors"`
+	// Rows is the number of rows of the level sealed (warm-up included): a level is
+	// listed only once all of them are, and --resume re-runs one whose rows are
+	// missing. 0 in traces written before it was added.
+	Rows int `json:"rows,omitempty"`
 	// ClientCPUUtil is the recorder's CPU time over the level divided by wall time
 	// times CPUs: near 1 means the client, not the server, may be the limit.
 	ClientCPUUtil float64 `json:"client_cpu_util"`

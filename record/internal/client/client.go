@@ -6,11 +6,13 @@ package client
 
 import (
 	"crypto/tls"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"time"
 
@@ -29,6 +31,9 @@ var ErrUnreachable = errors.New("cannot reach the server")
 // errStalled is the cancellation cause when a request saw no data for the timeout.
 var errStalled = errors.New("stalled")
 
+// errRequestTimeout is the cancellation cause when a request ran past RequestTimeout.
+var errRequestTimeout = errors.New("request timeout")
+
 // Options configures the client.
 type Options struct {
 	// BaseURL is the server root (scheme://host:port[/prefix]), with or without
@@ -38,10 +43,13 @@ type Options struct {
 	Model    string
 	// APIKey is sent as a Bearer token. It never appears in errors or rows.
 	APIKey string
-	// Timeout fails a request that receives nothing (no headers, no data) for this
-	// long: it catches stalled streams without cutting off long, healthy ones.
-	Timeout   time.Duration
-	IgnoreEOS bool
+	// Timeout fails a request that receives no token for this long (no headers, or
+	// no token-carrying event: SSE comments and empty events do not count): it
+	// catches stalled streams without cutting off long, healthy ones.
+	Timeout time.Duration
+	// RequestTimeout bounds a whole request, however much it still sends (0 = none).
+	RequestTimeout time.Duration
+	IgnoreEOS      bool
 	// MaxConns sizes the connection pool (the sweep's largest concurrency).
 	MaxConns int
 	Insecure bool // skip TLS certificate verification
@@ -78,6 +86,13 @@ func splitURL(raw string) (*url.URL, *url.Userinfo, error) {
 	u.Path = strings.TrimSuffix(u.Path, "/v1")
 	u.RawPath = ""
 	return u, user, nil
+}
+
+// CheckURL reports whether raw is a usable --url (http or https, with a host),
+// without contacting it.
+func CheckURL(raw string) error {
+	_, _, err := splitURL(raw)
+	return err
 }
 
 // redactURLError keeps url.Parse errors from echoing a URL with a password.
@@ -152,17 +167,51 @@ func New(opts Options) (*Client, error) {
 		base:     base,
 		endpoint: base.String() + path,
 		user:     user,
-		http:     &http.Client{Transport: tr},
 	}
+	c.http = &http.Client{Transport: tr, CheckRedirect: c.checkRedirect}
 	if opts.APIKey != "" {
-		c.secrets = append(c.secrets, opts.APIKey)
+		c.secrets = append(c.secrets, opts.APIKey, base64.StdEncoding.EncodeToString([]byte(opts.APIKey)))
 	}
 	if user != nil {
-		if p, ok := user.Password(); ok && p != "" {
-			c.secrets = append(c.secrets, p)
+		p, _ := user.Password()
+		// The Basic credentials as sent (base64) and decoded.
+		cred := user.Username() + ":" + p
+		c.secrets = append(c.secrets, base64.StdEncoding.EncodeToString([]byte(cred)), base64.URLEncoding.EncodeToString([]byte(cred)))
+		if p != "" {
+			c.secrets = append(c.secrets, cred, p)
 		}
 	}
 	return c, nil
+}
+
+// checkRedirect follows no redirect but a GET's to the server's own origin: a
+// completion request redirected elsewhere would send the prompt (and, to another
+// port of the same host, the credentials) where the user did not point --url, and
+// record that server's answers as the target's. The 3xx is returned instead.
+func (c *Client) checkRedirect(req *http.Request, via []*http.Request) error {
+	if req.Method == http.MethodGet && len(via) < 5 && SameOrigin(req.URL, c.base) {
+		return nil
+	}
+	return http.ErrUseLastResponse
+}
+
+// SameOrigin reports whether a and b have the same scheme, host and port (an
+// absent port is the scheme's default). The credentials go only to --url's origin.
+func SameOrigin(a, b *url.URL) bool {
+	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Hostname(), b.Hostname()) && port(a) == port(b)
+}
+
+func port(u *url.URL) string {
+	if p := u.Port(); p != "" {
+		return p
+	}
+	switch strings.ToLower(u.Scheme) {
+	case "https":
+		return "443"
+	case "http":
+		return "80"
+	}
+	return ""
 }
 
 // BaseURL is the server root without credentials.
@@ -180,12 +229,24 @@ func (c *Client) Close() { c.http.CloseIdleConnections() }
 
 // sanitize makes an error text safe to store: no secrets, at most MaxErrorBytes.
 func (c *Client) sanitize(s string) string {
+	return sse.Truncate(c.Redact(s), MaxErrorBytes)
+}
+
+// authValue matches an Authorization value in a text a server sent back (a server
+// that echoes request headers): the scheme and the credentials.
+var authValue = regexp.MustCompile(`(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{4,}`)
+
+// Redact removes the API key, the URL's credentials and any Authorization value
+// from a string the server supplied (an error text, a model id, a version), before
+// it is stored or shown, and makes it valid UTF-8.
+func (c *Client) Redact(s string) string {
+	s = authValue.ReplaceAllString(s, "[redacted credentials]")
 	for _, sec := range c.secrets {
-		if sec != "" {
+		if len(sec) >= 4 {
 			s = strings.ReplaceAll(s, sec, "[redacted]")
 		}
 	}
-	return sse.Truncate(s, MaxErrorBytes)
+	return strings.ToValidUTF8(s, "\uFFFD")
 }
 
 // authorize adds the credentials to a request.

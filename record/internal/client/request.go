@@ -103,12 +103,14 @@ func (c *Client) Fetch(ctx context.Context, url string, limit int64) ([]byte, er
 	if err != nil {
 		return nil, err
 	}
-	if strings.HasPrefix(url, c.BaseURL()) {
-		c.authorize(req) // never send the key to another host
+	// The key goes to --url's exact scheme, host and port only, compared parsed
+	// (a string prefix matches another port, and a userinfo part another host).
+	if SameOrigin(req.URL, c.base) {
+		c.authorize(req)
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return nil, err
+		return nil, errors.New(c.sanitize(c.failure(context.Background(), ctx, err, 10*time.Second)))
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {

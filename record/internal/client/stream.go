@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -136,6 +137,10 @@ func (c *Client) Do(ctx context.Context, p Prompt, maxTokens int) Result {
 		watchdog.Reset(timeout - idle)
 	})
 	defer watchdog.Stop()
+	if c.opts.RequestTimeout > 0 {
+		limit := time.AfterFunc(c.opts.RequestTimeout, func() { cancel(errRequestTimeout) })
+		defer limit.Stop()
+	}
 
 	var sent atomic.Int64
 	ct := &httptrace.ClientTrace{
@@ -173,17 +178,28 @@ func (c *Client) Do(ctx context.Context, p Prompt, maxTokens int) Result {
 	defer resp.Body.Close()
 	res.Status = resp.StatusCode
 	lastRead.Store(time.Now().UnixNano())
+	if resp.StatusCode/100 == 3 {
+		res.EndNs = time.Now().UnixNano()
+		res.Err = c.sanitize(redirectText(resp))
+		return res
+	}
 	if resp.StatusCode/100 != 2 {
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
 		res.EndNs = time.Now().UnixNano()
-		res.Err = c.sanitize(httpErrorText(resp.StatusCode, msg))
+		res.Err = c.sanitize(httpErrorText(resp.StatusCode, resp.Header.Get("Content-Type"), msg))
+		return res
+	}
+	if why := notAStream(resp); why != "" {
+		res.EndNs = time.Now().UnixNano()
+		res.Err = c.sanitize(why)
 		return res
 	}
 
-	sr := sse.NewReader(&stampReader{r: resp.Body, last: &lastRead})
+	sr := sse.NewReader(resp.Body)
 	if p.KeepText {
 		res.text = new(strings.Builder)
 	}
+	events := 0
 	var last, stamped int64 // the last token chunk's time; the same as FirstTokenNs+GapsUs tell it
 	for {
 		ev, data, err := sr.Next()
@@ -193,6 +209,9 @@ func (c *Client) Do(ctx context.Context, p Prompt, maxTokens int) Result {
 				if res.Finish == "" {
 					res.EndNs = endOr(last, now)
 					res.Err = "stream ended before a finish_reason"
+					if events == 0 {
+						res.Err = c.sanitize(fmt.Sprintf("the 200 answer held no SSE event (Content-Type %q)", resp.Header.Get("Content-Type")))
+					}
 				} else {
 					res.EndNs = endOr(last, now)
 				}
@@ -204,6 +223,12 @@ func (c *Client) Do(ctx context.Context, p Prompt, maxTokens int) Result {
 		}
 		ch, derr := sse.Decode(ev, data)
 		now := time.Now().UnixNano()
+		events++
+		if ch.Content || ch.Reasoning || ch.Usage != nil || ch.Finish != "" || ch.Done {
+			// Only what carries tokens (or ends the answer) proves progress: SSE
+			// comments and empty events sent forever do not keep a request alive.
+			lastRead.Store(now)
+		}
 		if derr != nil {
 			res.EndNs = now
 			res.Err = c.sanitize(derr.Error())
@@ -271,7 +296,9 @@ func (c *Client) failure(outer, inner context.Context, err error, timeout time.D
 	case outer.Err() != nil:
 		return "cancelled"
 	case context.Cause(inner) == errStalled:
-		return fmt.Sprintf("timeout: no data for %s (stalled)", timeout)
+		return fmt.Sprintf("timeout: no token for %s (stalled)", timeout)
+	case context.Cause(inner) == errRequestTimeout:
+		return fmt.Sprintf("request timeout: not finished after %s (--request-timeout)", c.opts.RequestTimeout)
 	}
 	var ue *url.Error
 	if errors.As(err, &ue) {
@@ -289,8 +316,9 @@ func (c *Client) failure(outer, inner context.Context, err error, timeout time.D
 	return "connection error: " + msg
 }
 
-// httpErrorText summarizes a non-2xx response: the status and the server's message.
-func httpErrorText(status int, body []byte) string {
+// httpErrorText summarizes a non-2xx response: the status and the server's message
+// (an HTML page is reduced to its title: its markup says nothing).
+func httpErrorText(status int, contentType string, body []byte) string {
 	msg := strings.TrimSpace(string(body))
 	var e struct {
 		Error   json.RawMessage `json:"error"`
@@ -306,6 +334,11 @@ func httpErrorText(status int, body []byte) string {
 		case len(e.Detail) > 0:
 			msg = string(e.Detail)
 		}
+	} else if isHTML(contentType, body) {
+		msg = "an HTML page"
+		if t := htmlTitle(body); t != "" {
+			msg += fmt.Sprintf(" titled %q", t)
+		}
 	}
 	msg = strings.Join(strings.Fields(msg), " ")
 	text := fmt.Sprintf("HTTP %d %s", status, http.StatusText(status))
@@ -313,6 +346,57 @@ func httpErrorText(status int, body []byte) string {
 		text += ": " + msg
 	}
 	return text
+}
+
+func isHTML(contentType string, body []byte) bool {
+	if strings.HasPrefix(strings.ToLower(strings.TrimSpace(contentType)), "text/html") {
+		return true
+	}
+	b := bytes.ToLower(bytes.TrimSpace(body[:min(len(body), 512)]))
+	return bytes.HasPrefix(b, []byte("<!doctype html")) || bytes.HasPrefix(b, []byte("<html")) || bytes.HasPrefix(b, []byte("<head"))
+}
+
+var titleRE = regexp.MustCompile(`(?is)<title[^>]*>(.*?)</title>`)
+
+func htmlTitle(body []byte) string {
+	m := titleRE.FindSubmatch(body)
+	if m == nil {
+		return ""
+	}
+	return sse.Truncate(strings.Join(strings.Fields(string(m[1])), " "), 80)
+}
+
+// redirectText describes a redirect that was not followed: the status and the
+// target, without its credentials or query.
+func redirectText(resp *http.Response) string {
+	text := fmt.Sprintf("HTTP %d %s", resp.StatusCode, http.StatusText(resp.StatusCode))
+	if loc, err := resp.Location(); err == nil {
+		loc.User, loc.RawQuery, loc.Fragment = nil, "", ""
+		text += " to " + loc.String()
+	}
+	return text + " (redirects are not followed: point --url at the server that answers)"
+}
+
+// notAStream says what a 2xx answer is when it is plainly not an SSE stream: an
+// HTML page, a JSON body (a server that ignored stream: true), or a compressed
+// body (the client asks for none; a stream must be read as it arrives).
+func notAStream(resp *http.Response) string {
+	ct := resp.Header.Get("Content-Type")
+	if enc := resp.Header.Get("Content-Encoding"); enc != "" && !strings.EqualFold(enc, "identity") {
+		return fmt.Sprintf("the server sent a %s-encoded body (Content-Encoding: %s) although none was asked for; a compressed stream cannot be timed chunk by chunk: turn compression off in the proxy", enc, enc)
+	}
+	mt := strings.ToLower(strings.TrimSpace(strings.SplitN(ct, ";", 2)[0]))
+	switch {
+	case mt == "text/html":
+		return fmt.Sprintf("the server answered HTTP %d with an HTML page (Content-Type %s), not an SSE stream: is --url the API server, not a web page or a login proxy?", resp.StatusCode, ct)
+	case mt == "application/json":
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		if bytes.Contains(body, []byte(`"choices"`)) {
+			return fmt.Sprintf("the server answered a non-streaming JSON completion (Content-Type %s) where an SSE stream was asked for (stream: true): it does not stream", ct)
+		}
+		return fmt.Sprintf("the server answered a JSON body (Content-Type %s) where an SSE stream was expected: %s", ct, sse.Truncate(strings.Join(strings.Fields(string(body)), " "), 200))
+	}
+	return ""
 }
 
 // gapUs converts a gap in nanoseconds to microseconds, saturating at int32.
@@ -325,18 +409,4 @@ func gapUs(ns int64) int32 {
 		return 0
 	}
 	return int32(us)
-}
-
-// stampReader notes when data last arrived, for the stall watchdog.
-type stampReader struct {
-	r    io.Reader
-	last *atomic.Int64
-}
-
-func (s *stampReader) Read(p []byte) (int, error) {
-	n, err := s.r.Read(p)
-	if n > 0 {
-		s.last.Store(time.Now().UnixNano())
-	}
-	return n, err
 }

@@ -24,6 +24,9 @@ type Probe struct {
 	Models []string // ids listed by /v1/models, in order
 	// Tokenize is the /tokenize flavour that answered: "llamacpp", "vllm" or "".
 	Tokenize string
+	// ModelsStatus is the HTTP status of GET /v1/models (a 404 there suggests a
+	// wrong port or path rather than a server with no model).
+	ModelsStatus int
 }
 
 // Server asks the server what it is. Only an unreachable server or refused
@@ -35,6 +38,11 @@ func Server(ctx context.Context, c *client.Client) (Probe, error) {
 	if err != nil {
 		return p, fmt.Errorf("%w at %s: %v", client.ErrUnreachable, c.BaseURL(), err)
 	}
+	p.ModelsStatus = status
+	// Version strings and model ids are the server's: one that echoes request
+	// headers could put the key in them. The ids are sent back as they are, and
+	// redacted where they are stored or shown (the recorder does that).
+	defer func() { p.Server.Version = c.Redact(p.Server.Version) }()
 	switch {
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
 		return p, fmt.Errorf("%w (GET /v1/models: HTTP %d)", client.ErrUnauthorized, status)

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"unicode/utf8"
 )
 
@@ -190,6 +191,9 @@ type Usage struct {
 	CompletionTokens *int32
 	ReasoningTokens  *int32
 	CachedTokens     *int32
+	// Invalid names the counts the server sent that are not whole numbers within
+	// int32 (left nil above), e.g. "completion_tokens 3e+09".
+	Invalid []string
 }
 
 // wire types for encoding/json: only the fields the recorder reads, so that the
@@ -292,18 +296,17 @@ func slowChunk(trimmed []byte) (Chunk, error) {
 		}
 	}
 	if u := w.Usage; u != nil {
-		c.Usage = &Usage{
-			PromptTokens:     toInt32(u.PromptTokens),
-			CompletionTokens: toInt32(u.CompletionTokens),
-		}
+		c.Usage = &Usage{}
+		c.Usage.PromptTokens = c.Usage.count("prompt_tokens", u.PromptTokens)
+		c.Usage.CompletionTokens = c.Usage.count("completion_tokens", u.CompletionTokens)
 		if u.CompletionTokensDetails != nil {
-			c.Usage.ReasoningTokens = toInt32(u.CompletionTokensDetails.ReasoningTokens)
+			c.Usage.ReasoningTokens = c.Usage.count("reasoning_tokens", u.CompletionTokensDetails.ReasoningTokens)
 		}
 		if u.PromptTokensDetails != nil {
-			c.Usage.CachedTokens = toInt32(u.PromptTokensDetails.CachedTokens)
+			c.Usage.CachedTokens = c.Usage.count("cached_tokens", u.PromptTokensDetails.CachedTokens)
 		}
 		if c.Usage.CachedTokens == nil {
-			c.Usage.CachedTokens = toInt32(u.PromptCacheHitTokens)
+			c.Usage.CachedTokens = c.Usage.count("prompt_cache_hit_tokens", u.PromptCacheHitTokens)
 		}
 	}
 	if len(w.Error) > 0 && !IsJSONNull(w.Error) {
@@ -376,12 +379,20 @@ func ErrorText(raw []byte) string {
 
 func IsJSONNull(raw []byte) bool { return string(bytes.TrimSpace(raw)) == "null" }
 
-func toInt32(f *float64) *int32 {
+// count converts a usage count to int32. A count that is no whole number from 0 to
+// 2^31-1 (negative, fractional, too large for the trace's int32 columns) is not
+// believed: it is left out (nil) and named in u.Invalid, never stored wrapped.
+func (u *Usage) count(name string, f *float64) *int32 {
 	if f == nil {
 		return nil
 	}
-	v := int32(*f)
-	return &v
+	v := *f
+	if !(v >= 0 && v <= math.MaxInt32) || v != math.Trunc(v) {
+		u.Invalid = append(u.Invalid, fmt.Sprintf("%s %v", name, v))
+		return nil
+	}
+	n := int32(v)
+	return &n
 }
 
 // Truncate shortens s to at most n bytes without splitting a UTF-8 sequence.

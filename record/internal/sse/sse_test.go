@@ -363,3 +363,42 @@ func TestFastChunkDeclines(t *testing.T) {
 		}
 	}
 }
+
+// Item 5: usage counts that are not whole numbers within int32 are left out and
+// named, never stored wrapped.
+func TestDecodeUsageOutOfRange(t *testing.T) {
+	tests := []struct {
+		usage   string
+		want    *int32
+		invalid string
+	}{
+		{`{"completion_tokens":12}`, ptr32(12), ""},
+		{`{"completion_tokens":2147483647}`, ptr32(2147483647), ""},
+		{`{"completion_tokens":2147483648}`, nil, "completion_tokens 2.147483648e+09"},
+		{`{"completion_tokens":70000000000}`, nil, "completion_tokens 7e+10"},
+		{`{"completion_tokens":-5}`, nil, "completion_tokens -5"},
+		{`{"completion_tokens":2.5}`, nil, "completion_tokens 2.5"},
+		{`{"completion_tokens":1e400}`, nil, ""}, // not a float64: the chunk is malformed
+	}
+	for _, tt := range tests {
+		c, err := Decode(nil, []byte(`{"choices":[],"usage":`+tt.usage+`}`))
+		if tt.usage == `{"completion_tokens":1e400}` {
+			if err == nil && c.Usage != nil && c.Usage.CompletionTokens != nil {
+				t.Errorf("%s: stored %d", tt.usage, *c.Usage.CompletionTokens)
+			}
+			continue
+		}
+		if err != nil || c.Usage == nil {
+			t.Fatalf("%s: %v", tt.usage, err)
+		}
+		got := c.Usage.CompletionTokens
+		if (got == nil) != (tt.want == nil) || (got != nil && *got != *tt.want) {
+			t.Errorf("%s: completion tokens %v, want %v", tt.usage, got, tt.want)
+		}
+		if inv := strings.Join(c.Usage.Invalid, ","); inv != tt.invalid {
+			t.Errorf("%s: invalid %q, want %q", tt.usage, inv, tt.invalid)
+		}
+	}
+}
+
+func ptr32(v int32) *int32 { return &v }

@@ -84,8 +84,8 @@ func runRecord(ctx context.Context, e env, args []string) int {
 		bad  bool
 	}{
 		{"requests-per-level", *perLevel <= 0},
-		{"prompt-tokens", nonPositiveInt(*promptTokens) && *dataset == ""},
-		{"output-tokens", nonPositiveInt(*outputTokens)},
+		{"prompt-tokens", zeroInt(*promptTokens) && *dataset == ""},
+		{"output-tokens", zeroInt(*outputTokens)},
 		{"duration-per-level", *perLevelDur <= 0},
 		{"timeout", *timeout <= 0},
 		{"request-timeout", *requestTimeout <= 0},
@@ -229,11 +229,12 @@ func parseFloats(s string) ([]float64, error) {
 	return out, nil
 }
 
-// nonPositiveInt says whether a length flag is a whole number below 1 (a
-// distribution such as uniform:500-4000 is checked where it is parsed).
-func nonPositiveInt(s string) bool {
+// zeroInt says whether a length flag is a typed 0 (anything else that is not a
+// positive length, a negative number or a bad distribution, is refused where the
+// lengths are parsed).
+func zeroInt(s string) bool {
 	n, err := strconv.Atoi(strings.TrimSpace(s))
-	return err == nil && n <= 0
+	return err == nil && n == 0
 }
 
 // declaredOver1 stores a DP or PP size only when it says something (above 1).

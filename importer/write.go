@@ -69,9 +69,7 @@ func toTrace(run *Run, opt WriteOptions) (trace.RunInfo, []trace.Row) {
 		if lv.Relative {
 			meta.Timing = "relative"
 		}
-		for _, r := range lv.References {
-			meta.References = append(meta.References, trace.SourceReference{Metric: r.Metric, Stat: r.Stat, Value: r.Value, Key: r.Key})
-		}
+		meta.References = append(meta.References, lv.References...)
 		for _, r := range lv.Requests {
 			reqID++
 			row := trace.Row{

@@ -79,6 +79,16 @@ type Level struct {
 	E2E              Summary `json:"e2e_s"`
 	// ITLHistogram is the pooled ITL distribution, for the report.
 	ITLHistogram *Histogram `json:"itl_histogram,omitempty"`
+
+	// InFlight is the time-averaged number of requests in flight inside the window
+	// (decode + waiting concurrency); WindowCompletions the requests that completed in it.
+	InFlight          float64 `json:"in_flight"`
+	WindowCompletions int     `json:"window_completions"`
+	// Valid is false when the level did not run at what it is labelled with, or its
+	// window is too short or holds too few completions (see validity.go); such a level
+	// is shown but excluded from the ceilings and fits, and InvalidReason says why.
+	Valid         bool   `json:"valid"`
+	InvalidReason string `json:"invalid_reason,omitempty"`
 }
 
 // Summary summarizes one latency over requests (or pooled gaps, for ITL), in seconds.

@@ -132,6 +132,7 @@ func buildRun(src *source, acc *runAcc, own bool, opt Options) (*Run, error) {
 		l := acc.levels[k]
 		lv := l.finish(k, opt.SLO)
 		sourceLevel(&lv, metaLevels[int(k)])
+		checkValidity(&lv)
 		r.Levels = append(r.Levels, lv)
 		r.Warnings = append(r.Warnings, l.warnings(lv, metaLevels[int(k)])...)
 	}
@@ -140,6 +141,9 @@ func buildRun(src *source, acc *runAcc, own bool, opt Options) (*Run, error) {
 	}
 	if own {
 		r.Warnings = append(r.Warnings, sourceWarnings(src.meta.Source)...)
+	}
+	if w := validityWarning(r.Levels); w != "" {
+		r.Warnings = append(r.Warnings, w)
 	}
 
 	var work workloadTokens

@@ -26,6 +26,9 @@ type Options struct {
 	Rates            []float64 // open-loop levels (requests/s)
 	RequestsPerLevel int
 	DurationPerLevel time.Duration
+	// MaxLevelDuration caps a level sized by the default rule (sizing.go), used
+	// when RequestsPerLevel and DurationPerLevel are both 0 (default 10 min).
+	MaxLevelDuration time.Duration
 	Warmup           int
 
 	PromptTokens       int
@@ -59,6 +62,8 @@ type Options struct {
 	// crashAfterLevels, in tests, makes Record return right after sealing that many
 	// levels, without merging: what a kill -9 between levels leaves on disk.
 	crashAfterLevels int
+	// steadyState, in tests, replaces sizeSteadyState of the default level size.
+	steadyState time.Duration
 }
 
 func (o *Options) defaults() {
@@ -71,8 +76,8 @@ func (o *Options) defaults() {
 	if o.OutputTokens == 0 {
 		o.OutputTokens = 512
 	}
-	if o.RequestsPerLevel == 0 && o.DurationPerLevel == 0 {
-		o.RequestsPerLevel = 64
+	if o.MaxLevelDuration <= 0 {
+		o.MaxLevelDuration = defaultMaxLevelDuration
 	}
 	if o.Timeout == 0 {
 		o.Timeout = 5 * time.Minute
@@ -96,6 +101,9 @@ func (o *Options) defaults() {
 		o.Concurrency = nil
 	}
 }
+
+// defaultSize reports whether levels are sized by the default rule (sizing.go).
+func (o *Options) defaultSize() bool { return o.RequestsPerLevel == 0 && o.DurationPerLevel == 0 }
 
 // validate checks the options that need no server.
 func (o *Options) validate() error {

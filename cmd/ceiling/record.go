@@ -16,7 +16,7 @@ import (
 const recordExample = `Example:
   export OPENAI_API_KEY=...   # only if the server wants a key
   ceiling record --url http://127.0.0.1:8000 --concurrency 1,2,4,8,16,32 \
-      --requests-per-level 64 --prompt-tokens 1024 --output-tokens 512 -o run.parquet
+      --prompt-tokens 1024 --output-tokens 512 -o run.parquet
 
   ceiling record --url http://127.0.0.1:8000 --concurrency auto -o auto.parquet
   ceiling record --url http://127.0.0.1:8000 --rate 1,2,4 --duration-per-level 60s -o open.parquet
@@ -30,8 +30,9 @@ func runRecord(ctx context.Context, e env, args []string) int {
 	endpoint := fs.String("endpoint", "chat", "chat (/v1/chat/completions) or completions (/v1/completions)")
 	concurrency := fs.String("concurrency", "", "closed-loop levels, e.g. 1,2,4,8, or auto (geometric until throughput stops rising)")
 	rates := fs.String("rate", "", "open-loop levels in requests/s with Poisson arrivals, e.g. 1,2,4 (instead of --concurrency)")
-	perLevel := fs.Int("requests-per-level", 0, "measured requests per level (default 64 unless --duration-per-level)")
+	perLevel := fs.Int("requests-per-level", 0, "measured requests per level (default: until every worker completed 4 and the steady state lasted 30s)")
 	perLevelDur := fs.Duration("duration-per-level", 0, "send requests for this long per level instead of a count, e.g. 60s")
+	maxLevelDur := fs.Duration("max-level-duration", 10*time.Minute, "cap of a level sized by the default rule (neither --requests-per-level nor --duration-per-level)")
 	warmup := fs.Int("warmup", 0, "extra requests at the start of each level, recorded with warmup=true")
 	promptTokens := fs.Int("prompt-tokens", 1024, "synthetic prompt length in tokens, as the server counts them")
 	outputTokens := fs.Int("output-tokens", 512, "max_tokens of each request")
@@ -77,6 +78,7 @@ func runRecord(ctx context.Context, e env, args []string) int {
 		Insecure:           *insecure,
 		RequestsPerLevel:   *perLevel,
 		DurationPerLevel:   *perLevelDur,
+		MaxLevelDuration:   *maxLevelDur,
 		Warmup:             *warmup,
 		PromptTokens:       *promptTokens,
 		OutputTokens:       *outputTokens,

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/ceiling-llm/ceiling/record/internal/client"
-	"github.com/ceiling-llm/ceiling/record/internal/prom"
+	"github.com/ceiling-llm/ceiling/internal/prom"
 	"github.com/ceiling-llm/ceiling/record/trace"
 )
 

@@ -14,7 +14,7 @@ import (
 	"strings"
 
 	"github.com/ceiling-llm/ceiling/record/internal/client"
-	"github.com/ceiling-llm/ceiling/record/internal/prom"
+	"github.com/ceiling-llm/ceiling/internal/prom"
 	"github.com/ceiling-llm/ceiling/record/trace"
 )
 

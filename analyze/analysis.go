@@ -36,6 +36,12 @@ type Run struct {
 	Ceiling  Ceiling         `json:"ceiling"`
 	SLO      SLO             `json:"slo"`
 	Warnings []string        `json:"warnings"`
+	// KVCheck compares the modelled, declared and observed KV capacity (kvcheck.go);
+	// null when none is known.
+	KVCheck *KVCheck `json:"kv_check"`
+	// ServerBinding is the limit the server's own counters show, null when they
+	// show none (or there is no metrics sidecar).
+	ServerBinding *ServerBinding `json:"server_binding"`
 	// Timeline is a sample of one level's requests for the report's per-request chart.
 	Timeline *Timeline `json:"timeline,omitempty"`
 	// Metrics are server metric series from the sidecar, thinned for plotting.
@@ -89,6 +95,12 @@ type Level struct {
 	// is shown but excluded from the ceilings and fits, and InvalidReason says why.
 	Valid         bool   `json:"valid"`
 	InvalidReason string `json:"invalid_reason,omitempty"`
+	// Server is what the server's own /metrics said inside the window (see
+	// servercounters.go); null without a metrics sidecar or a scrape in the window.
+	Server *ServerCounters `json:"server"`
+
+	// winStartNs and winEndNs are the window in the trace's clock, for the sidecar.
+	winStartNs, winEndNs int64
 }
 
 // Summary summarizes one latency over requests (or pooled gaps, for ITL), in seconds.

@@ -60,13 +60,15 @@ func analyzeSource(ctx context.Context, name string, opt Options) ([]Run, error)
 	}
 
 	var metrics []MetricSeries
+	var snaps []timedSnapshot
 	var metricsErr error
 	if src.sidecar != "" {
-		m, err := loadMetrics(ctx, src.sidecar)
+		m, counters, err := loadMetrics(ctx, src.sidecar)
 		if err != nil {
 			metricsErr = err
 		} else {
 			metrics = thinMetrics(m, src.meta.Started.UnixNano())
+			snaps = snapshots(counters)
 		}
 	}
 
@@ -92,7 +94,9 @@ func analyzeSource(ctx context.Context, name string, opt Options) ([]Run, error)
 			if metricsErr != nil {
 				r.Warnings = append(r.Warnings, fmt.Sprintf("server metrics not read: %v", metricsErr))
 			}
+			attachServerCounters(r, snaps)
 		}
+		serverVerdict(r, snaps, opt)
 		runs = append(runs, *r)
 	}
 	return runs, nil

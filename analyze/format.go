@@ -171,6 +171,12 @@ func writeRun(b *strings.Builder, r *Run, md bool) {
 		b.WriteString("\n")
 	}
 
+	if t := serverTable(r); t != nil {
+		heading(b, md, 2, "Server counters (inside each window)")
+		_ = t.write(b, md)
+		b.WriteString("\n")
+	}
+
 	heading(b, md, 2, "Latency percentiles")
 	_ = latencyTable(r).write(b, md)
 	b.WriteString("\n")
@@ -179,6 +185,9 @@ func writeRun(b *strings.Builder, r *Run, md bool) {
 		heading(b, md, 2, "Capacity")
 		for _, s := range capacityLines(c) {
 			line("%s", s)
+		}
+		if k := r.KVCheck; k != nil {
+			line("KV check: %s", k.Verdict)
 		}
 		b.WriteString("\n")
 	}

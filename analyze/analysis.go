@@ -38,6 +38,12 @@ type Run struct {
 	Warnings []string        `json:"warnings"`
 	// Decision is the run in deployment-decision terms: shape, roofline, cost, sizing.
 	Decision *Decision `json:"decision"`
+	// KVCheck compares the modelled, declared and observed KV capacity (kvcheck.go);
+	// null when none is known.
+	KVCheck *KVCheck `json:"kv_check"`
+	// ServerBinding is the limit the server's own counters show, null when they
+	// show none (or there is no metrics sidecar).
+	ServerBinding *ServerBinding `json:"server_binding"`
 	// Timeline is a sample of one level's requests for the report's per-request chart.
 	Timeline *Timeline `json:"timeline,omitempty"`
 	// Metrics are server metric series from the sidecar, thinned for plotting.
@@ -97,6 +103,22 @@ type Level struct {
 	// Workload is the level's request lengths, asked and recorded, and its
 	// prefix-cache hits (conversations.go).
 	Workload *Workload `json:"workload,omitempty"`
+
+	// InFlight is the time-averaged number of requests in flight inside the window
+	// (decode + waiting concurrency); WindowCompletions the requests that completed in it.
+	InFlight          float64 `json:"in_flight"`
+	WindowCompletions int     `json:"window_completions"`
+	// Valid is false when the level did not run at what it is labelled with, or its
+	// window is too short or holds too few completions (see validity.go); such a level
+	// is shown but excluded from the ceilings and fits, and InvalidReason says why.
+	Valid         bool   `json:"valid"`
+	InvalidReason string `json:"invalid_reason,omitempty"`
+	// Server is what the server's own /metrics said inside the window (see
+	// servercounters.go); null without a metrics sidecar or a scrape in the window.
+	Server *ServerCounters `json:"server"`
+
+	// winStartNs and winEndNs are the window in the trace's clock, for the sidecar.
+	winStartNs, winEndNs int64
 }
 
 // Summary summarizes one latency over requests (or pooled gaps, for ITL), in seconds.

@@ -64,9 +64,16 @@ func analyzeSource(ctx context.Context, name string, opt Options) ([]Run, error)
 	}
 
 	var metrics map[[2]string][]metricPoint
+	var snaps []timedSnapshot
 	var metricsErr error
 	if src.sidecar != "" {
-		metrics, metricsErr = loadMetrics(ctx, src.sidecar)
+		m, counters, err := loadMetrics(ctx, src.sidecar)
+		if err != nil {
+			metricsErr = err
+		} else {
+			metrics = m
+			snaps = snapshots(counters)
+		}
 	}
 
 	ids := wp.runs
@@ -92,7 +99,9 @@ func analyzeSource(ctx context.Context, name string, opt Options) ([]Run, error)
 			if metricsErr != nil {
 				r.Warnings = append(r.Warnings, fmt.Sprintf("server metrics not read: %v", metricsErr))
 			}
+			attachServerCounters(r, snaps)
 		}
+		serverVerdict(r, snaps, opt)
 		runs = append(runs, *r)
 	}
 	return runs, nil
@@ -132,6 +141,7 @@ func buildRun(src *source, acc *runAcc, own bool, opt Options) (*Run, error) {
 		l := acc.levels[k]
 		lv := l.finish(k, opt.SLO)
 		sourceLevel(&lv, metaLevels[int(k)])
+		checkValidity(&lv)
 		r.Levels = append(r.Levels, lv)
 		r.Warnings = append(r.Warnings, l.warnings(lv, metaLevels[int(k)])...)
 	}
@@ -140,6 +150,9 @@ func buildRun(src *source, acc *runAcc, own bool, opt Options) (*Run, error) {
 	}
 	if own {
 		r.Warnings = append(r.Warnings, sourceWarnings(src.meta.Source)...)
+	}
+	if w := validityWarning(r.Levels); w != "" {
+		r.Warnings = append(r.Warnings, w)
 	}
 
 	var work workloadTokens

@@ -16,7 +16,7 @@ func summaryP99(p99 float64) Summary { return Summary{N: 100, P99: &p99} }
 // level builds a closed-loop level.
 func level(c int, tokS, decode, waiting, ttftP99 float64) Level {
 	return Level{Concurrency: c, OutputTokS: tokS, DecodeConcurrency: decode, WaitingConcurrency: waiting,
-		TTFT: summaryP99(ttftP99), TPOT: summaryP99(0.02), E2E: summaryP99(5)}
+		TTFT: summaryP99(ttftP99), TPOT: summaryP99(0.02), E2E: summaryP99(5), Valid: true}
 }
 
 func TestRealisticTieBreaking(t *testing.T) {

@@ -164,6 +164,18 @@ func writeRun(b *strings.Builder, r *Run, md bool) {
 	heading(b, md, 2, "Levels")
 	_ = levelTable(r).write(b, md)
 	b.WriteString("\n")
+	if lines := invalidLines(r.Levels); len(lines) > 0 {
+		for _, s := range lines {
+			line("%s", s)
+		}
+		b.WriteString("\n")
+	}
+
+	if t := serverTable(r); t != nil {
+		heading(b, md, 2, "Server counters (inside each window)")
+		_ = t.write(b, md)
+		b.WriteString("\n")
+	}
 
 	heading(b, md, 2, "Latency percentiles")
 	_ = latencyTable(r).write(b, md)
@@ -173,6 +185,9 @@ func writeRun(b *strings.Builder, r *Run, md bool) {
 		heading(b, md, 2, "Capacity")
 		for _, s := range capacityLines(c) {
 			line("%s", s)
+		}
+		if k := r.KVCheck; k != nil {
+			line("KV check: %s", k.Verdict)
 		}
 		b.WriteString("\n")
 	}
@@ -219,14 +234,14 @@ func writeRun(b *strings.Builder, r *Run, md bool) {
 
 func levelTable(r *Run) *table {
 	t := &table{head: []string{"level", "offered", "req", "err", "window", "out tok/s", "naive tok/s",
-		"req/s", "goodput/s", "decode", "queue+prefill", "user tok/s", "mean in", "mean out"}}
+		"req/s", "goodput/s", "decode", "queue+prefill", "user tok/s", "mean in", "mean out", "valid"}}
 	for _, l := range r.Levels {
 		t.rows = append(t.rows, []string{
 			fmt.Sprint(l.Level), offeredLabel(l), fmt.Sprint(l.Requests), fmt.Sprint(l.Errors),
 			durCell(ptr(l.WindowS)), numCell(l.OutputTokS, 1), numCell(l.NaiveOutputTokS, 1),
 			numCell(l.RequestS, 2), optCell(l.GoodputRequestS, 2), numCell(l.DecodeConcurrency, 2),
 			numCell(l.WaitingConcurrency, 2), numCell(l.PerUserTokS, 1),
-			numCell(l.MeanPromptTokens, 0), numCell(l.MeanOutputTokens, 0),
+			numCell(l.MeanPromptTokens, 0), numCell(l.MeanOutputTokens, 0), validCell(l),
 		})
 	}
 	return t

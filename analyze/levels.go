@@ -480,6 +480,8 @@ func (l *levelAcc) finish(level int32, slo SLO) Level {
 	out.WindowS = win
 	out.WindowStartS = float64(l.ws-w.firstSent) / 1e9
 	out.WindowEndS = float64(l.we-w.firstSent) / 1e9
+	out.WindowCompletions = l.winDone
+	out.winStartNs, out.winEndNs = l.ws, l.we
 	if win > 0 {
 		out.OutputTokS = l.winTokens / win
 		out.RequestS = float64(l.winDone) / win

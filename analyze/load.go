@@ -356,31 +356,32 @@ type metricPoint struct {
 
 // loadMetrics reads the interesting series of a metrics sidecar. The sidecar is small
 // (one row per series per scrape), but only the selected series are kept.
-func loadMetrics(ctx context.Context, path string) (map[[2]string][]metricPoint, error) {
+func loadMetrics(ctx context.Context, path string) (map[[2]string][]metricPoint, map[int64][]counterSample, error) {
 	rdr, err := openParquet(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer rdr.Close()
 	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: batchRows}, memory.DefaultAllocator)
 	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", path, err)
+		return nil, nil, fmt.Errorf("reading %s: %w", path, err)
 	}
 	var leaves []int
 	for _, c := range metricColumns() {
 		idx, err := fieldLeaves(path, fr.Manifest, c)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		leaves = append(leaves, idx...)
 	}
 	out := map[[2]string][]metricPoint{}
+	counters := map[int64][]counterSample{} // by scrape: what servercounters.go maps
 	if rdr.NumRowGroups() == 0 {
-		return out, nil
+		return out, counters, nil
 	}
 	rr, err := fr.GetRecordReader(ctx, leaves, nil)
 	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", path, err)
+		return nil, nil, fmt.Errorf("reading %s: %w", path, err)
 	}
 	defer rr.Release()
 	for rr.Next() {
@@ -391,6 +392,9 @@ func loadMetrics(ctx context.Context, path string) (map[[2]string][]metricPoint,
 		val := rec.Column(3).(*array.Float64)
 		for i := 0; i < int(rec.NumRows()); i++ {
 			n := name.Value(i)
+			if isServerCounter(n) {
+				counters[ts.Value(i)] = append(counters[ts.Value(i)], counterSample{strings.Clone(n), strings.Clone(labels.Value(i)), val.Value(i)})
+			}
 			if metricKind(n) == "" {
 				continue
 			}
@@ -399,9 +403,9 @@ func loadMetrics(ctx context.Context, path string) (map[[2]string][]metricPoint,
 		}
 	}
 	if err := rr.Err(); err != nil && !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("reading %s: %w", path, err)
+		return nil, nil, fmt.Errorf("reading %s: %w", path, err)
 	}
-	return out, nil
+	return out, counters, nil
 }
 
 // metricKind says whether a server metric is worth plotting: "gauge" for running,

@@ -22,7 +22,9 @@ func modelRun(r *Run, facts serverFacts, work workloadTokens, opt Options) error
 	r.Capacity = capacity
 	r.Warnings = append(r.Warnings, warnings...)
 
-	pts := throughputPoints(r.Levels)
+	// Invalid levels (validity.go) are shown but make no ceiling and no fit.
+	levels := validLevels(r.Levels)
+	pts := throughputPoints(levels)
 	if len(pts) >= 3 {
 		if f, err := fitUSL(pts); err == nil {
 			r.Fit.USL = f
@@ -38,7 +40,7 @@ func modelRun(r *Run, facts serverFacts, work workloadTokens, opt Options) error
 		evidence["kv"] = []string{fmt.Sprintf("the KV cache holds %s tokens (%s); at the workload's mean request of %.0f prompt+output tokens that is %.1f requests at once",
 			groupDigits(*capacity.KVCapacityTokens), capacity.Source, *capacity.MeanRequestTokens, v)}
 	}
-	if v, ev, ok := batchCeiling(r.Levels); ok {
+	if v, ev, ok := batchCeiling(levels); ok {
 		r.Ceilings.Batch = &v
 		evidence["batch"] = []string{ev}
 		if facts.Slots != nil {
@@ -49,7 +51,7 @@ func modelRun(r *Run, facts serverFacts, work workloadTokens, opt Options) error
 			evidence["batch"] = append(evidence["batch"], fmt.Sprintf("the server declares %d slots%s", *facts.Slots, agree))
 		}
 	}
-	if v, ev, ok := kneeCeiling(r.Levels, defaultPlateauGain); ok {
+	if v, ev, ok := kneeCeiling(levels, defaultPlateauGain); ok {
 		r.Ceilings.Knee = &v
 		evidence["knee"] = ev
 	} else if len(ev) > 0 {
@@ -63,7 +65,7 @@ func modelRun(r *Run, facts serverFacts, work workloadTokens, opt Options) error
 		evidence["knee"] = append(evidence["knee"], fmt.Sprintf("the USL fit (σ=%.4f, κ=%.2e, R²=%.3f) puts its peak at %.0f; %s",
 			f.Sigma, f.Kappa, f.R2, *f.NMax, note))
 	}
-	sloV, sloEv, sloFound, sloBelow := sloCeiling(r.Levels, opt.SLO)
+	sloV, sloEv, sloFound, sloBelow := sloCeiling(levels, opt.SLO)
 	if sloFound {
 		r.Ceilings.SLO = &sloV
 		evidence["slo"] = []string{sloEv}

@@ -22,8 +22,9 @@ type levelRun struct {
 	hard     context.Context // in-flight requests (outlives an interrupt by the grace)
 	stop     context.Context // the level: cancelled when the server is gone
 	cancel   context.CancelFunc
-	count    int       // requests to issue (0 in duration mode)
-	deadline time.Time // no request issued after it (zero in count mode)
+	count    int         // requests to issue (0 in duration mode)
+	deadline time.Time   // no request issued after it (zero in count mode)
+	sizer    *levelSizer // default level size (sizing.go); nil with a count or duration
 	baseID   int64
 	stats    *levelStats
 
@@ -47,6 +48,9 @@ func (l *levelRun) take() (int64, bool) {
 		return 0, false
 	}
 	if !l.deadline.IsZero() && !time.Now().Before(l.deadline) {
+		return 0, false
+	}
+	if l.sizer != nil && l.sizer.enough(time.Now()) {
 		return 0, false
 	}
 	idx := l.issued.Add(1) - 1
@@ -103,6 +107,9 @@ func (l *levelRun) exchange(idx int64, worker int32, scheduled int64, prompt cli
 // add keeps a row, sealing a part every PartRows rows.
 func (l *levelRun) add(row trace.Row) {
 	l.stats.add(&row)
+	if l.sizer != nil {
+		l.sizer.observe(&row)
+	}
 	l.mu.Lock()
 	l.pending = append(l.pending, row)
 	l.rows++
@@ -139,6 +146,17 @@ func (r *recorder) runLevel(ctx, hard context.Context, lv level, total int) (tra
 	}
 	if lv.speed > 0 {
 		l.count = len(r.replay)
+	} else if o.defaultSize() {
+		// Sized by sizing.go's rule: warm-up requests still come first by index.
+		l.count = 0
+		if lv.rate > 0 {
+			l.deadline = wall0.Add(min(sizeSteadyState+time.Duration(float64(o.Warmup)/lv.rate*float64(time.Second)), o.MaxLevelDuration))
+		} else {
+			l.sizer = newLevelSizer(lv.concurrency, wall0, o.MaxLevelDuration)
+			if o.steadyState > 0 {
+				l.sizer.steady = o.steadyState
+			}
+		}
 	}
 	l.stop, l.cancel = context.WithCancel(ctx)
 	defer l.cancel()

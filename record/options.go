@@ -29,6 +29,9 @@ type Options struct {
 	Rates            []float64 // open-loop levels (requests/s)
 	RequestsPerLevel int
 	DurationPerLevel time.Duration
+	// MaxLevelDuration caps a level sized by the default rule (sizing.go), used
+	// when RequestsPerLevel and DurationPerLevel are both 0 (default 10 min).
+	MaxLevelDuration time.Duration
 	Warmup           int
 
 	PromptTokens       int
@@ -84,6 +87,8 @@ type Options struct {
 	// crashAfterLevels, in tests, makes Record return right after sealing that many
 	// levels, without merging: what a kill -9 between levels leaves on disk.
 	crashAfterLevels int
+	// steadyState, in tests, replaces sizeSteadyState of the default level size.
+	steadyState time.Duration
 }
 
 // DefaultRequestTimeout bounds a request when Options.RequestTimeout is 0: long
@@ -108,9 +113,8 @@ func (o *Options) defaults() {
 	if o.OutputTokens == 0 {
 		o.OutputTokens = 512
 	}
-	if o.RequestsPerLevel == 0 && o.DurationPerLevel == 0 {
-		// 64, or enough that every worker of the largest level has a request.
-		o.RequestsPerLevel = max(64, slices.Max(append([]int{0}, o.Concurrency...)))
+	if o.MaxLevelDuration <= 0 {
+		o.MaxLevelDuration = defaultMaxLevelDuration
 	}
 	if o.Timeout == 0 {
 		o.Timeout = 5 * time.Minute
@@ -138,6 +142,9 @@ func (o *Options) defaults() {
 	}
 	o.workloadDefaults()
 }
+
+// defaultSize reports whether levels are sized by the default rule (sizing.go).
+func (o *Options) defaultSize() bool { return o.RequestsPerLevel == 0 && o.DurationPerLevel == 0 }
 
 // validate checks the options that need no server.
 func (o *Options) validate() error {

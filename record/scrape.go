@@ -5,8 +5,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/ceiling-llm/ceiling/internal/prom"
 	"github.com/ceiling-llm/ceiling/record/internal/client"
-	"github.com/ceiling-llm/ceiling/record/internal/prom"
 	"github.com/ceiling-llm/ceiling/record/trace"
 )
 

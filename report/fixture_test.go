@@ -66,7 +66,7 @@ func fixtureRun(model, source string, levels, reqs int, scale float64, seed uint
 		}
 		hist.Edges = append(hist.Edges, edge)
 		l := analyze.Level{
-			Level: i, Concurrency: c, Requests: reqs, WindowS: 50, WindowStartS: 3, WindowEndS: 53,
+			Level: i, Concurrency: c, Requests: reqs, Valid: true, WindowS: 50, WindowStartS: 3, WindowEndS: 53,
 			OutputTokS: x, NaiveOutputTokS: x * 0.93, RequestS: x / 256, NaiveRequestS: x / 256 * 0.93,
 			GoodputRequestS:   f64(x / 256 * math.Min(1, 96/n)),
 			DecodeConcurrency: math.Min(n, 200) * 0.97, WaitingConcurrency: math.Max(0, n-200) + n*0.02,

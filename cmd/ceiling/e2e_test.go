@@ -28,9 +28,10 @@ func TestEndToEndRealServer(t *testing.T) {
 	dir := t.TempDir()
 	trace := filepath.Join(dir, "run.parquet")
 	// Two levels beyond the 4 slots, so that the plateau of decode concurrency stands
-	// out from the noise of a loaded machine.
+	// out from the noise of a loaded machine; 4 requests per worker at c=16 keep every
+	// level valid.
 	ceiling(t, "record", "--url", srv.URL, "--concurrency", "1,2,4,8,16",
-		"--requests-per-level", "24", "--warmup", "2", "--prompt-tokens", "64", "--output-tokens", "48",
+		"--requests-per-level", "64", "--warmup", "2", "--prompt-tokens", "64", "--output-tokens", "32",
 		"--ignore-eos", "--scrape-interval", "200ms", "-o", trace)
 
 	if _, err := os.Stat(strings.TrimSuffix(trace, ".parquet") + ".metrics.parquet"); err != nil {
@@ -52,8 +53,11 @@ func TestEndToEndRealServer(t *testing.T) {
 	byConc := map[int]analyze.Level{}
 	for _, l := range r.Levels {
 		byConc[l.Concurrency] = l
-		if l.Requests != 24 || l.Errors != 0 {
-			t.Errorf("level c=%d: %d requests, %d errors; want 24 and 0", l.Concurrency, l.Requests, l.Errors)
+		if l.Requests != 64 || l.Errors != 0 {
+			t.Errorf("level c=%d: %d requests, %d errors; want 64 and 0", l.Concurrency, l.Requests, l.Errors)
+		}
+		if !l.Valid {
+			t.Errorf("level c=%d invalid: %s", l.Concurrency, l.InvalidReason)
 		}
 	}
 	// Beyond the 4 slots requests queue for a slot: TTFT must grow sharply.
@@ -66,6 +70,26 @@ func TestEndToEndRealServer(t *testing.T) {
 			fmt.Fprintf(&levels, "\n  c=%d decode %.2f waiting %.2f out %.1f tok/s TTFT p50 %.4fs", l.Concurrency, l.DecodeConcurrency, l.WaitingConcurrency, l.OutputTokS, deref(l.TTFT.P50))
 		}
 		t.Errorf("batch ceiling = %v, want about 4 (the server's slots); levels:%s", fmtPtr(c), levels.String())
+	}
+
+	// The server's own count of requests processing plateaus at its 4 slots beyond
+	// them, beside the client's decode concurrency, and the verdict cites both.
+	for _, c := range []int{8, 16} {
+		l := byConc[c]
+		s := l.Server
+		if s == nil || s.RunningMean == nil || s.RunningMax == nil {
+			t.Errorf("c=%d: no llamacpp:requests_processing in the window: %+v", c, s)
+			continue
+		}
+		t.Logf("c=%d: server requests_processing mean %.2f max %.0f, deferred %.2f; client decode %.2f waiting %.2f",
+			c, *s.RunningMean, *s.RunningMax, deref(s.WaitingMean), l.DecodeConcurrency, l.WaitingConcurrency)
+		if *s.RunningMax > 4 || *s.RunningMean < 3.5 {
+			t.Errorf("c=%d: server running mean %.2f max %.0f, want a plateau at the 4 slots", c, *s.RunningMean, *s.RunningMax)
+		}
+	}
+	ev := strings.Join(r.Ceiling.Evidence, "\n")
+	if b := r.ServerBinding; b == nil || b.Limit != "batch" || !strings.Contains(ev, "pinned at its 4 slots") || !strings.Contains(ev, "client side:") {
+		t.Errorf("server binding %+v; the verdict does not cite the server's slots and the client side:\n%s", b, ev)
 	}
 
 	html := filepath.Join(dir, "report.html")

@@ -16,7 +16,7 @@ import (
 const recordExample = `Example:
   export OPENAI_API_KEY=...   # only if the server wants a key
   ceiling record --url http://127.0.0.1:8000 --concurrency 1,2,4,8,16,32 \
-      --requests-per-level 64 --prompt-tokens 1024 --output-tokens 512 -o run.parquet
+      --prompt-tokens 1024 --output-tokens 512 -o run.parquet
 
   ceiling record --url http://127.0.0.1:8000 --concurrency auto -o auto.parquet
   ceiling record --url http://127.0.0.1:8000 --rate 1,2,4 --duration-per-level 60s -o open.parquet
@@ -30,8 +30,9 @@ func runRecord(ctx context.Context, e env, args []string) int {
 	endpoint := fs.String("endpoint", "chat", "chat (/v1/chat/completions) or completions (/v1/completions)")
 	concurrency := fs.String("concurrency", "", "closed-loop levels, e.g. 1,2,4,8, or auto (geometric until throughput stops rising)")
 	rates := fs.String("rate", "", "open-loop levels in requests/s with Poisson arrivals, e.g. 1,2,4 (instead of --concurrency)")
-	perLevel := fs.Int("requests-per-level", 0, "measured requests per level, at least the largest --concurrency (default 64, or the largest concurrency if higher, unless --duration-per-level)")
+	perLevel := fs.Int("requests-per-level", 0, "measured requests per level (default: until every worker completed 4 and the steady state lasted 30s)")
 	perLevelDur := fs.Duration("duration-per-level", 0, "send requests for this long per level instead of a count, e.g. 60s")
+	maxLevelDur := fs.Duration("max-level-duration", 10*time.Minute, "cap of a level sized by the default rule (neither --requests-per-level nor --duration-per-level)")
 	warmup := fs.Int("warmup", 0, "extra requests at the start of each level, recorded with warmup=true")
 	promptTokens := fs.String("prompt-tokens", "1024", "synthetic prompt length in tokens, as the server counts them: N, uniform:MIN-MAX, normal:MEAN,SD, lognormal:MEDIAN,SIGMA (drawn per request with --seed)")
 	outputTokens := fs.String("output-tokens", "512", "max_tokens of each request: N, uniform:MIN-MAX, normal:MEAN,SD, lognormal:MEDIAN,SIGMA, or dataset (the dataset's answer lengths)")
@@ -108,6 +109,7 @@ func runRecord(ctx context.Context, e env, args []string) int {
 		Insecure:           *insecure,
 		RequestsPerLevel:   *perLevel,
 		DurationPerLevel:   *perLevelDur,
+		MaxLevelDuration:   *maxLevelDur,
 		Warmup:             *warmup,
 		Dataset:            *dataset,
 		DatasetFilter:      *datasetFilter,

@@ -50,7 +50,9 @@ type Config struct {
 	// Kind selects the server imitated on the probe endpoints, or "" for a generic
 	// server with no probe endpoints (/metrics is 404):
 	//   - "vllm": /metrics (vllm:* with cache_config_info, running/waiting gauges, KV
-	//     usage, token counters, a TTFT histogram), POST /tokenize {"model","prompt"}
+	//     usage, token counters, a TTFT histogram; running = requests holding a slot,
+	//     waiting = the queue, KV usage = tokens held (prompt + generated so far) /
+	//     KV capacity, as vLLM's gauge grows while requests decode), POST /tokenize {"model","prompt"}
 	//     → {"count",...}; /v1/models owned_by "vllm".
 	//   - "llamacpp": /props (default_generation_settings.n_ctx = MaxModelLen per slot,
 	//     total_slots), /slots, /metrics (llamacpp:*), POST /tokenize {"content"} →
@@ -177,6 +179,7 @@ type Server struct {
 
 	promptTokensTotal     atomic.Int64
 	generationTokensTotal atomic.Int64
+	kvHeld                atomic.Int64 // tokens the running requests hold: prompt + generated so far
 	requestsOK            atomic.Int64
 	ttft                  histogram
 	closeOnce             sync.Once

@@ -456,11 +456,20 @@ func TestKVBudgetQueue(t *testing.T) {
 	}
 	m := get(t, s.URL()+"/metrics")
 	for _, want := range []string{`vllm:num_requests_running{engine="0",model_name="test-model"} 2`,
-		`vllm:num_requests_waiting{engine="0",model_name="test-model"} 1`,
-		`vllm:kv_cache_usage_perc{engine="0",model_name="test-model"} 0.8333`} {
+		`vllm:num_requests_waiting{engine="0",model_name="test-model"} 1`} {
 		if !strings.Contains(m, want) {
 			t.Errorf("/metrics lacks %q:\n%s", want, m)
 		}
+	}
+	// KV usage counts the tokens the two running requests hold (as vLLM's gauge
+	// does): both prompts at least, both whole requests at most.
+	const usage = `vllm:kv_cache_usage_perc{engine="0",model_name="test-model"} `
+	i := strings.Index(m, usage)
+	var frac float64
+	if i < 0 {
+		t.Errorf("/metrics lacks %s", usage)
+	} else if _, err := fmt.Sscan(m[i+len(usage):], &frac); err != nil || frac < 20.0/120 || frac > 100.0/120 {
+		t.Errorf("KV usage %v (%v), want within [20/120, 100/120]", frac, err)
 	}
 	<-done
 	log := s.Log()

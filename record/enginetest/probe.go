@@ -58,8 +58,8 @@ func promLabel(v string) string {
 
 // serveMetrics writes Prometheus text in the names of the imitated server.
 func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
-	running, waiting, kvUsed := s.sched.state()
-	kvFrac := float64(kvUsed) / float64(s.kvCapacity())
+	running, waiting, _ := s.sched.state()
+	kvFrac := float64(s.kvHeld.Load()) / float64(s.kvCapacity())
 	prompt := s.promptTokensTotal.Load()
 	gen := s.generationTokensTotal.Load()
 	ok := s.requestsOK.Load()
@@ -84,7 +84,8 @@ func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 			`engine="0",finished_reason="length",model_name="`+model+`"`, float64(ok))
 		s.ttft.write(&b, "vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", l)
 		metric("vllm:cache_config_info", "gauge", "Information of the LLMEngine CacheConfig",
-			`block_size="`+strconv.Itoa(blockSize)+`",cache_dtype="auto",enable_prefix_caching="True",engine="0",gpu_memory_utilization="0.9",num_cpu_blocks="0",num_gpu_blocks="`+
+			`block_size="`+strconv.Itoa(blockSize)+`",cache_dtype="auto",enable_prefix_caching="True",engine="0",gpu_memory_utilization="0.9",kv_cache_size_tokens="`+
+				strconv.Itoa(s.kvCapacity())+`",num_cpu_blocks="0",num_gpu_blocks="`+
 				strconv.Itoa((s.kvCapacity()+blockSize-1)/blockSize)+`"`, 1)
 	case "llamacpp":
 		metric("llamacpp:prompt_tokens_total", "counter", "Number of prompt tokens processed.", "", float64(prompt))

@@ -38,6 +38,7 @@ type generation struct {
 
 	// Progress, written only by the serving goroutine and copied to entry at the end.
 	sentTokens    int
+	held          int // tokens counted in Server.kvHeld for this request
 	sentReasoning int
 	chunks        int
 	first, last   time.Time
@@ -213,7 +214,11 @@ func (g *generation) acquire(ctx context.Context) (release func(), ok bool) {
 	now := time.Now()
 	g.s.update(func() { g.entry.SlotAcquired = now })
 	g.s.promptTokensTotal.Add(int64(g.prompt))
-	return func() { g.s.sched.release(kv) }, true
+	g.hold(g.prompt)
+	return func() {
+		g.s.kvHeld.Add(-int64(g.held))
+		g.s.sched.release(kv)
+	}, true
 }
 
 // sent accounts one token chunk written at time t.
@@ -233,6 +238,14 @@ func (g *generation) sent(t time.Time, n int, reasoning bool) {
 		g.chunkTimes = append(g.chunkTimes, t)
 	}
 	g.s.generationTokensTotal.Add(int64(n))
+	g.hold(n)
+}
+
+// hold counts n more tokens in the KV cache for this request (its prompt, then each
+// token generated), as a real server's KV usage grows while it decodes.
+func (g *generation) hold(n int) {
+	g.held += n
+	g.s.kvHeld.Add(int64(n))
 }
 
 // done copies the progress into the log.
@@ -483,6 +496,7 @@ func (g *generation) plain(ctx context.Context, w http.ResponseWriter) {
 	g.chunks = 1
 	g.sentTokens, g.sentReasoning = g.output, g.reasoning
 	s.generationTokensTotal.Add(int64(g.output))
+	g.hold(g.output)
 	if g.chunkTime {
 		g.chunkTimes = []time.Time{t}
 	}

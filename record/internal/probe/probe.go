@@ -13,8 +13,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ceiling-llm/ceiling/internal/prom"
 	"github.com/ceiling-llm/ceiling/record/internal/client"
-	"github.com/ceiling-llm/ceiling/record/internal/prom"
 	"github.com/ceiling-llm/ceiling/record/trace"
 )
 
@@ -75,6 +75,7 @@ func Server(ctx context.Context, c *client.Client) (Probe, error) {
 	// Prometheus metrics: the vLLM cache config, and the metric prefix tells the kind.
 	if status, body, err := c.Get(ctx, "/metrics"); err == nil && status == http.StatusOK {
 		p.Server.MetricsURL = c.BaseURL() + "/metrics"
+		var kvSizeTokens *int64
 		// Unreadable lines are skipped: the samples that parse still tell the kind.
 		samples, _ := prom.Parse(bytes.NewReader(body))
 		for _, s := range samples {
@@ -85,6 +86,9 @@ func Server(ctx context.Context, c *client.Client) (Probe, error) {
 					labels := prom.ParseLabels(s.Labels)
 					p.Server.NumGPUBlocks = intLabel(labels, "num_gpu_blocks")
 					p.Server.BlockSize = intLabel(labels, "block_size")
+					// Newer vLLM states the token capacity itself; blocks × block size
+					// is wrong for hybrid models, whose block_size is the smallest group's.
+					kvSizeTokens = intLabel(labels, "kv_cache_size_tokens")
 				}
 			case strings.HasPrefix(s.Name, "sglang:"):
 				p.Server.Kind = "sglang"
@@ -94,7 +98,9 @@ func Server(ctx context.Context, c *client.Client) (Probe, error) {
 				p.Server.Kind = "tgi"
 			}
 		}
-		if p.Server.NumGPUBlocks != nil && p.Server.BlockSize != nil {
+		if kvSizeTokens != nil && *kvSizeTokens > 0 {
+			p.Server.KVCapacityTokens = kvSizeTokens
+		} else if p.Server.NumGPUBlocks != nil && p.Server.BlockSize != nil {
 			p.Server.KVCapacityTokens = ptr(*p.Server.NumGPUBlocks * *p.Server.BlockSize)
 		}
 	}

@@ -30,6 +30,8 @@ func TestServerKinds(t *testing.T) {
 		wantMetricsURL bool
 	}{
 		{"vllm", enginetest.Config{Kind: "vllm", KVTokens: 4096}, 4096, 0, true},
+		// kv_cache_size_tokens beats num_gpu_blocks × block_size (4112 here).
+		{"vllm", enginetest.Config{Kind: "vllm", KVTokens: 4100}, 4100, 0, true},
 		{"llamacpp", enginetest.Config{Kind: "llamacpp", Slots: 4, MaxModelLen: 2048}, 4 * 2048, 4, true},
 		{"sglang", enginetest.Config{Kind: "sglang", KVTokens: 100000, Slots: 32}, 100000, 32, true},
 		{"unknown", enginetest.Config{}, 0, 0, false},

@@ -9,7 +9,7 @@ import (
 )
 
 // fixturesDir holds real servers' /metrics dumps, shared beside the repository.
-const fixturesDir = "../../../../shared/metrics-fixtures"
+const fixturesDir = "../../../shared/metrics-fixtures"
 
 func TestParseLine(t *testing.T) {
 	nan := math.NaN()

@@ -1,0 +1,71 @@
+package analyze
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestCheckValidity(t *testing.T) {
+	p := func(v float64) *float64 { return &v }
+	for _, tc := range []struct {
+		name   string
+		lv     Level
+		valid  bool
+		reason string
+	}{
+		{"steady closed loop", Level{Concurrency: 8, DecodeConcurrency: 7, WaitingConcurrency: 0.9, WindowCompletions: 40, WindowS: 10, E2E: Summary{P50: p(1)}}, true, ""},
+		{"few in flight", Level{Concurrency: 128, DecodeConcurrency: 60, WaitingConcurrency: 2, WindowCompletions: 200, WindowS: 20, E2E: Summary{P50: p(5)}}, false, "62.0 requests in flight on average of the 128 targeted"},
+		{"too few completions", Level{Concurrency: 32, DecodeConcurrency: 32, WindowCompletions: 8, WindowS: 0.19, E2E: Summary{P50: p(0.05)}}, false, "8 completed inside"},
+		{"window shorter than two lifetimes", Level{Concurrency: 4, DecodeConcurrency: 4, WindowCompletions: 20, WindowS: 1, E2E: Summary{P50: p(0.6)}}, false, "shorter than 2 request lifetimes"},
+		{"open loop keeps up", Level{Rate: 10, RequestS: 9.8, DecodeConcurrency: 5, WindowCompletions: 300, WindowS: 30, E2E: Summary{P50: p(0.5)}}, true, ""},
+		{"open loop overloaded", Level{Rate: 10, RequestS: 6, DecodeConcurrency: 50, WindowCompletions: 180, WindowS: 30, E2E: Summary{P50: p(5)}}, false, "completed 6.00 requests/s of the 10/s offered"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			lv := tc.lv
+			checkValidity(&lv)
+			if lv.Valid != tc.valid {
+				t.Errorf("valid %v, want %v (reason %q)", lv.Valid, tc.valid, lv.InvalidReason)
+			}
+			if tc.reason == "" && lv.InvalidReason != "" || !strings.Contains(lv.InvalidReason, tc.reason) {
+				t.Errorf("reason %q, want it to contain %q", lv.InvalidReason, tc.reason)
+			}
+		})
+	}
+}
+
+// TestInvalidLevelsMakeNoCeiling adds an invalid level that would move the batch
+// ceiling and the knee (a top level whose decode concurrency jumped) and checks that
+// the ceilings are those of the valid levels alone, with the warning counting it.
+func TestInvalidLevelsMakeNoCeiling(t *testing.T) {
+	valid := []Level{level(1, 100, 1, 0, 0.1), level(2, 200, 2, 0, 0.1), level(4, 390, 4, 0, 0.1),
+		level(8, 400, 4.1, 3.9, 0.2), level(16, 405, 4.1, 11.9, 0.4)}
+	bad := level(64, 1500, 30, 2, 0.5)
+	bad.Valid, bad.InvalidReason = false, "32.0 requests in flight on average of the 64 targeted (50%)"
+
+	ref := &Run{Levels: valid}
+	if err := modelRun(ref, serverFacts{}, workloadTokens{}, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	r := &Run{Levels: append(append([]Level{}, valid...), bad)}
+	if err := modelRun(r, serverFacts{}, workloadTokens{}, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if ref.Ceilings.Batch == nil || ref.Ceilings.Knee == nil {
+		t.Fatalf("reference sweep finds no batch or knee: %+v", ref.Ceilings)
+	}
+	if fmtPtr(r.Ceilings.Batch) != fmtPtr(ref.Ceilings.Batch) || fmtPtr(r.Ceilings.Knee) != fmtPtr(ref.Ceilings.Knee) {
+		t.Errorf("with the invalid level: batch %s knee %s, want %s and %s", fmtPtr(r.Ceilings.Batch), fmtPtr(r.Ceilings.Knee),
+			fmtPtr(ref.Ceilings.Batch), fmtPtr(ref.Ceilings.Knee))
+	}
+	w := validityWarning(r.Levels)
+	if !strings.Contains(w, "1 of 6 levels are invalid") || !strings.Contains(w, "c=64") || !strings.Contains(w, "--requests-per-level of at least 256") {
+		t.Errorf("warning %q", w)
+	}
+}
+
+func fmtPtr(p *float64) string {
+	if p == nil {
+		return "null"
+	}
+	return trimFloat(*p)
+}

@@ -12,6 +12,9 @@ const (
 	MetaRun           = "ceiling.run"
 	// MetaPart marks a part file (see Parts): which kind of part, which level.
 	MetaPart = "ceiling.part"
+	// MetaRunID is the run id of the run a metrics sidecar belongs to, so that a
+	// reader never attaches a sidecar left by an earlier run to the same path.
+	MetaRunID = "ceiling.run_id"
 )
 
 // Row is one request attempt: one row of the trace (schema version 1, see DESIGN.md).

@@ -59,15 +59,15 @@ func analyzeSource(ctx context.Context, name string, opt Options) ([]Run, error)
 		}
 	}
 
-	var metrics []MetricSeries
-	var metricsErr error
-	if src.sidecar != "" {
-		m, err := loadMetrics(ctx, src.sidecar)
+	var sidecars []sidecarPoints
+	var metricsErrs []string
+	for _, f := range src.sidecars {
+		m, err := loadMetrics(ctx, f)
 		if err != nil {
-			metricsErr = err
-		} else {
-			metrics = thinMetrics(m, src.meta.Started.UnixNano())
+			metricsErrs = append(metricsErrs, fmt.Sprintf("server metrics not read: %v", err))
+			continue
 		}
+		sidecars = append(sidecars, m)
 	}
 
 	ids := wp.runs
@@ -88,10 +88,11 @@ func analyzeSource(ctx context.Context, name string, opt Options) ([]Run, error)
 			return nil, err
 		}
 		if own {
-			r.Metrics = metrics
-			if metricsErr != nil {
-				r.Warnings = append(r.Warnings, fmt.Sprintf("server metrics not read: %v", metricsErr))
-			}
+			m, ws := attachMetrics(sidecars, id, src.span(wp, id))
+			r.Metrics = thinMetrics(m, src.meta.Started.UnixNano())
+			r.Warnings = append(r.Warnings, src.warnings...)
+			r.Warnings = append(r.Warnings, metricsErrs...)
+			r.Warnings = append(r.Warnings, ws...)
 		}
 		runs = append(runs, *r)
 	}
@@ -140,6 +141,10 @@ func buildRun(src *source, acc *runAcc, own bool, opt Options) (*Run, error) {
 	}
 	if own {
 		r.Warnings = append(r.Warnings, sourceWarnings(src.meta.Source)...)
+		if len(src.meta.Levels) > 0 {
+			// A trace without level records (another tool's) has nothing to compare.
+			r.Warnings = append(r.Warnings, levelConsistency(src.meta.Levels, r.Levels, src.meta.Source == nil)...)
+		}
 	}
 
 	var work workloadTokens

@@ -78,11 +78,35 @@ func (t *table) write(w io.Writer, md bool) error {
 	return tw.Flush()
 }
 
-// mdEscape keeps server- or user-supplied text from breaking a Markdown table.
+// mdSpecial are the ASCII punctuation characters that can start Markdown or HTML
+// syntax mid-line: HTML tags and comments (<), entities (&), code spans (`),
+// emphasis (* _ ~), links and images ([ ] !), table cells (|), headings (#), math
+// ($) and the escape itself. A backslash makes each literal (CommonMark: any ASCII
+// punctuation may be escaped).
+const mdSpecial = "\\`*_{}[]<>#|~&$!"
+
+// mdEscape makes server- or user-supplied text literal in Markdown: an unclosed
+// <!-- would hide the rest of the document, a <script> would run in renderers that
+// pass HTML, a | would split a table cell, a newline would start a heading or list.
+// Line breaks and tabs become spaces, other control characters U+FFFD (a terminal
+// escape sequence is not shown to whoever views the file in a terminal).
 func mdEscape(s string) string {
-	s = strings.ReplaceAll(s, "|", `\|`)
-	s = strings.ReplaceAll(s, "\n", " ")
-	return s
+	var b strings.Builder
+	b.Grow(len(s) + len(s)/8)
+	for _, r := range s {
+		switch {
+		case r == '\n' || r == '\r' || r == '\t':
+			b.WriteByte(' ')
+		case r < 0x20 || r == 0x7f:
+			b.WriteRune('\uFFFD')
+		case r < 0x80 && strings.ContainsRune(mdSpecial, r):
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
 
 // writeDoc prints every run (levels, capacity, ceilings, warnings) and, for several

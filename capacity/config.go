@@ -96,7 +96,11 @@ func readConfigFile(path string) ([]byte, error) {
 		return nil, fmt.Errorf("reading model config: %w", err)
 	}
 	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("reading model config %s: not a regular file (mode %s)", path, st.Mode())
+		kind := "mode " + st.Mode().String()
+		if st.Mode()&os.ModeNamedPipe != 0 {
+			kind = "a named pipe"
+		}
+		return nil, fmt.Errorf("reading model config %s: not a regular file (%s)", path, kind)
 	}
 	if st.Size() > maxConfigBytes {
 		return nil, fmt.Errorf("reading model config %s: %d bytes, larger than any config.json (at most %d MiB)", path, st.Size(), maxConfigBytes>>20)
@@ -160,12 +164,8 @@ func ParseModelConfig(data []byte) (*ModelConfig, error) {
 	c.QLoraRank, _ = f.size(0, maxHeadDim, "q_lora_rank")
 	c.QKNopeHeadDim, _ = f.size(0, maxHeadDim, "qk_nope_head_dim")
 	c.VHeadDim, _ = f.size(0, maxHeadDim, "v_head_dim")
-	if w, ok := f.size(0, MaxContextTokens, "sliding_window"); ok {
-		c.SlidingWindow = int64(w)
-	}
-	if n, ok := f.size(0, MaxContextTokens, "max_position_embeddings", "n_positions", "max_sequence_length"); ok {
-		c.MaxModelLen = int64(n)
-	}
+	c.SlidingWindow, _ = f.size64(0, MaxContextTokens, "sliding_window")
+	c.MaxModelLen, _ = f.size64(0, MaxContextTokens, "max_position_embeddings", "n_positions", "max_sequence_length")
 	c.Vocab, _ = f.size(0, maxVocab, "vocab_size")
 	c.Intermediate, _ = f.size(0, maxIntermediate, "intermediate_size")
 	if t, ok := m["tie_word_embeddings"].(bool); ok {
@@ -237,6 +237,12 @@ type fields struct {
 // size returns the first of keys present with a non-null value, checked to be a whole
 // number in [lo, hi]; ok is false when none is present or after an error.
 func (f *fields) size(lo, hi int, keys ...string) (int, bool) {
+	n, ok := f.size64(int64(lo), int64(hi), keys...)
+	return int(n), ok
+}
+
+// size64 is size for sizes that may exceed a 32-bit int (lengths in tokens).
+func (f *fields) size64(lo, hi int64, keys ...string) (int64, bool) {
 	if f.err != nil {
 		return 0, false
 	}
@@ -256,7 +262,7 @@ func (f *fields) size(lo, hi int, keys ...string) (int, bool) {
 }
 
 // wholeNumber checks one JSON value of field k.
-func wholeNumber(k string, v any, lo, hi int) (int, error) {
+func wholeNumber(k string, v any, lo, hi int64) (int64, error) {
 	var x float64
 	switch t := v.(type) {
 	case float64:
@@ -278,5 +284,5 @@ func wholeNumber(k string, v any, lo, hi int) (int, error) {
 	case x > float64(hi):
 		return 0, fmt.Errorf("field %q is %g, more than any plausible model (at most %d)", k, x, hi)
 	}
-	return int(x), nil
+	return int64(x), nil
 }

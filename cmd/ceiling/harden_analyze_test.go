@@ -157,3 +157,22 @@ func TestAnalyzeRefusesFIFO(t *testing.T) {
 		}
 	}
 }
+
+// Item 18 through the command: a server whose model id carries HTML, an unclosed
+// comment, backticks and a pipe is recorded, and `analyze --format markdown` shows
+// the id escaped.
+func TestMarkdownOfHostileServer(t *testing.T) {
+	const model = "m<script>alert(1)</script>`x`|y<!--"
+	eng := enginetest.New(enginetest.Config{Model: model})
+	defer eng.Close()
+	out := filepath.Join(t.TempDir(), "run.parquet")
+	ceiling(t, "record", "--url", eng.URL(), "--concurrency", "1", "--requests-per-level", "2",
+		"--prompt-tokens", "20", "--output-tokens", "5", "--metrics-url", "off", "-o", out)
+	md := ceiling(t, "analyze", out, "--format", "markdown")
+	if raw := strings.NewReplacer(`\<`, "", "\\`", "").Replace(md); strings.Contains(raw, "<") || strings.Contains(raw, "`") {
+		t.Errorf("markdown carries the server's markup raw:\n%s", md)
+	}
+	if want := "model: m\\<script\\>alert(1)\\</script\\>\\`x\\`\\|y\\<\\!--"; !strings.Contains(md, want) {
+		t.Errorf("markdown lacks %q:\n%s", want, md)
+	}
+}

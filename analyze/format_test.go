@@ -191,3 +191,25 @@ func TestMarkdownEscapesHostileStrings(t *testing.T) {
 		}
 	}
 }
+
+// A terminal escape sequence or a newline in a server string cannot rewrite or
+// split the text output either (a neighbour of item 18): control characters become
+// U+FFFD, line breaks and tabs spaces.
+func TestTextOutputNeutralizesControlCharacters(t *testing.T) {
+	info := knownInfo()
+	info.Target.Model = "a\x1b[2Jb\nc\td"
+	path := writeTrace(t, t.TempDir(), "run.parquet", info, knownRows())
+	a, err := Analyze(context.Background(), []string{path}, Options{TimelineLevel: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Runs[0].Warnings = append(a.Runs[0].Warnings, "server said \x1b]0;pwned\x07")
+	var buf bytes.Buffer
+	if err := Write(&buf, a, FormatText); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	if strings.ContainsAny(out, "\x1b\x07") || !strings.Contains(out, "model: a\uFFFD[2Jb c d\n") {
+		t.Errorf("control characters reached the text output:\n%q", out)
+	}
+}

@@ -63,17 +63,15 @@ func analyzeSource(ctx context.Context, name string, opt Options) ([]Run, error)
 		}
 	}
 
-	var metrics map[[2]string][]metricPoint
-	var snaps []timedSnapshot
-	var metricsErr error
-	if src.sidecar != "" {
-		m, counters, err := loadMetrics(ctx, src.sidecar)
+	var sidecars []sidecarPoints
+	var metricsErrs []string
+	for _, f := range src.sidecars {
+		m, err := loadMetrics(ctx, f)
 		if err != nil {
-			metricsErr = err
-		} else {
-			metrics = m
-			snaps = snapshots(counters)
+			metricsErrs = append(metricsErrs, fmt.Sprintf("server metrics not read: %v", err))
+			continue
 		}
+		sidecars = append(sidecars, m)
 	}
 
 	ids := wp.runs
@@ -94,11 +92,14 @@ func analyzeSource(ctx context.Context, name string, opt Options) ([]Run, error)
 			return nil, err
 		}
 		wlp.attach(r)
+		var snaps []timedSnapshot
 		if own {
-			r.Metrics = thinMetrics(metrics, src.meta.Started.UnixNano(), levelWindows(acc))
-			if metricsErr != nil {
-				r.Warnings = append(r.Warnings, fmt.Sprintf("server metrics not read: %v", metricsErr))
-			}
+			m, counters, ws := attachMetrics(sidecars, id, src.span(wp, id))
+			r.Metrics = thinMetrics(m, src.meta.Started.UnixNano(), levelWindows(acc))
+			r.Warnings = append(r.Warnings, src.warnings...)
+			r.Warnings = append(r.Warnings, metricsErrs...)
+			r.Warnings = append(r.Warnings, ws...)
+			snaps = snapshots(counters)
 			attachServerCounters(r, snaps)
 		}
 		serverVerdict(r, snaps, opt)
@@ -150,6 +151,10 @@ func buildRun(src *source, acc *runAcc, own bool, opt Options) (*Run, error) {
 	}
 	if own {
 		r.Warnings = append(r.Warnings, sourceWarnings(src.meta.Source)...)
+		if len(src.meta.Levels) > 0 {
+			// A trace without level records (another tool's) has nothing to compare.
+			r.Warnings = append(r.Warnings, levelConsistency(src.meta.Levels, r.Levels, src.meta.Source == nil)...)
+		}
 	}
 	if w := validityWarning(r.Levels); w != "" {
 		r.Warnings = append(r.Warnings, w)

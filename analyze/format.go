@@ -71,18 +71,56 @@ func (t *table) write(w io.Writer, md bool) error {
 		return err
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, strings.Join(t.head, "\t")+"\t")
+	safe := func(cells []string) string {
+		out := make([]string, len(cells))
+		for i, c := range cells {
+			out[i] = textSafe(c)
+		}
+		return strings.Join(out, "\t") + "\t"
+	}
+	fmt.Fprintln(tw, safe(t.head))
 	for _, r := range t.rows {
-		fmt.Fprintln(tw, strings.Join(r, "\t")+"\t")
+		fmt.Fprintln(tw, safe(r))
 	}
 	return tw.Flush()
 }
 
-// mdEscape keeps server- or user-supplied text from breaking a Markdown table.
-func mdEscape(s string) string {
-	s = strings.ReplaceAll(s, "|", `\|`)
-	s = strings.ReplaceAll(s, "\n", " ")
-	return s
+// mdSpecial are the ASCII punctuation characters that can start Markdown or HTML
+// syntax mid-line: HTML tags and comments (<), entities (&), code spans (`),
+// emphasis (* _ ~), links and images ([ ] !), table cells (|), headings (#), math
+// ($) and the escape itself. A backslash makes each literal (CommonMark: any ASCII
+// punctuation may be escaped).
+const mdSpecial = "\\`*_{}[]<>#|~&$!"
+
+// mdEscape makes server- or user-supplied text literal in Markdown: an unclosed
+// <!-- would hide the rest of the document, a <script> would run in renderers that
+// pass HTML, a | would split a table cell, a newline would start a heading or list.
+// Line breaks and tabs become spaces, other control characters U+FFFD (a terminal
+// escape sequence is not shown to whoever views the file in a terminal).
+func mdEscape(s string) string { return escape(s, true) }
+
+// textSafe keeps server- or user-supplied text from rewriting or splitting the text
+// output: control characters (terminal escape sequences) become U+FFFD, line breaks
+// and tabs (which would break the aligned tables) spaces.
+func textSafe(s string) string { return escape(s, false) }
+
+func escape(s string, md bool) string {
+	var b strings.Builder
+	b.Grow(len(s) + len(s)/8)
+	for _, r := range s {
+		switch {
+		case r == '\n' || r == '\r' || r == '\t':
+			b.WriteByte(' ')
+		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0): // C0, DEL, C1
+			b.WriteRune('\uFFFD')
+		case md && r < 0x80 && strings.ContainsRune(mdSpecial, r):
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
 
 // writeDoc prints every run (levels, capacity, ceilings, warnings) and, for several
@@ -111,6 +149,7 @@ func heading(b *strings.Builder, md bool, level int, title string) {
 		fmt.Fprintf(b, "%s %s\n\n", strings.Repeat("#", level+1), mdEscape(title))
 		return
 	}
+	title = textSafe(title)
 	fmt.Fprintf(b, "%s\n", title)
 	if level <= 1 {
 		fmt.Fprintf(b, "%s\n", strings.Repeat("=", len([]rune(title))))
@@ -142,6 +181,8 @@ func writeRun(b *strings.Builder, r *Run, md bool) {
 		s := fmt.Sprintf(format, args...)
 		if md {
 			s = mdEscape(s) + "  "
+		} else {
+			s = textSafe(s)
 		}
 		b.WriteString(s + "\n")
 	}
@@ -213,7 +254,7 @@ func writeRun(b *strings.Builder, r *Run, md bool) {
 		if md {
 			b.WriteString("- " + mdEscape(e) + "\n")
 		} else {
-			b.WriteString("  - " + e + "\n")
+			b.WriteString("  - " + textSafe(e) + "\n")
 		}
 	}
 	b.WriteString("\n")
@@ -227,7 +268,7 @@ func writeRun(b *strings.Builder, r *Run, md bool) {
 		if md {
 			b.WriteString("- " + mdEscape(wn) + "\n")
 		} else {
-			b.WriteString("  - " + wn + "\n")
+			b.WriteString("  - " + textSafe(wn) + "\n")
 		}
 	}
 }

@@ -136,3 +136,80 @@ func TestMarkdownEscapesServerText(t *testing.T) {
 		t.Errorf("model name not escaped:\n%s", buf.String())
 	}
 }
+
+// Issue 8 item 18: every server- or user-supplied string in --format markdown is
+// escaped, so that a hostile model name, version or error text cannot inject HTML
+// (<script>), hide the rest of the document (an unclosed <!--), open code spans
+// (backticks), split a table (|) or start a heading or list (newlines).
+func TestMarkdownEscapesHostileStrings(t *testing.T) {
+	hostile := "<script>alert(1)</script> `code` a|b <!-- hidden\n# heading\r*x* _y_ [l](http://e) &lt; \x1b[2J"
+	info := knownInfo()
+	info.Target.Model = hostile
+	info.Server.Version = "<!--"
+	info.RunID = "run-a"
+	dir := t.TempDir()
+	path := writeTrace(t, dir, "run.parquet", info, knownRows())
+	other := writeTrace(t, dir, "b|<!--.parquet", info, knownRows()) // two runs: the comparison table too
+	a, err := Analyze(context.Background(), []string{path, other}, Options{TimelineLevel: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Runs[0].Warnings = append(a.Runs[0].Warnings, "server said: "+hostile)
+	var buf bytes.Buffer
+	if err := Write(&buf, a, FormatMarkdown); err != nil {
+		t.Fatal(err)
+	}
+	md := buf.String()
+	// What the hostile text may not do anywhere in the document.
+	for i := 0; i < len(md); i++ {
+		switch md[i] {
+		case '<', '`', '*', '_', '[', ']', '&', '\x1b':
+			if i == 0 || md[i-1] != '\\' {
+				t.Fatalf("unescaped %q at %d: ...%s...", md[i], i, md[max(0, i-40):min(len(md), i+40)])
+			}
+		}
+	}
+	cells := func(row string) int { return strings.Count(row, "|") - strings.Count(row, `\|`) }
+	head := -1
+	for _, line := range strings.Split(md, "\n") {
+		if strings.Contains(line, "heading") && !strings.Contains(line, "script") {
+			t.Errorf("the hostile newline split a line: %q", line)
+		}
+		if strings.HasPrefix(line, "| run |") {
+			head = cells(line)
+		}
+		if strings.HasPrefix(line, "|") && strings.Contains(line, "script") && cells(line) != head {
+			t.Errorf("a comparison row has %d cell borders, its header %d: %q", cells(line), head, line)
+		}
+	}
+	for _, want := range []string{
+		`\<script\>alert(1)\</script\> \` + "`code\\`" + ` a\|b \<\!-- hidden \# heading \*x\* \_y\_ \[l\](http://e) \&lt; `,
+		`server: llamacpp \<\!--`,
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks the escaped %q:\n%s", want, md)
+		}
+	}
+}
+
+// A terminal escape sequence or a newline in a server string cannot rewrite or
+// split the text output either (a neighbour of item 18): control characters become
+// U+FFFD, line breaks and tabs spaces.
+func TestTextOutputNeutralizesControlCharacters(t *testing.T) {
+	info := knownInfo()
+	info.Target.Model = "a\x1b[2Jb\nc\td"
+	path := writeTrace(t, t.TempDir(), "run.parquet", info, knownRows())
+	a, err := Analyze(context.Background(), []string{path}, Options{TimelineLevel: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Runs[0].Warnings = append(a.Runs[0].Warnings, "server said \x1b]0;pwned\x07")
+	var buf bytes.Buffer
+	if err := Write(&buf, a, FormatText); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	if strings.ContainsAny(out, "\x1b\x07") || !strings.Contains(out, "model: a\uFFFD[2Jb c d\n") {
+		t.Errorf("control characters reached the text output:\n%q", out)
+	}
+}

@@ -36,6 +36,10 @@ func planSources(names []string) ([]*sourceGroup, error) {
 	var plan []*sourceGroup
 	byTool := map[string]*sourceGroup{}
 	for _, name := range names {
+		// Detect opens the file: refuse a FIFO or device first, or it blocks.
+		if _, err := checkInputPath(name); err != nil {
+			return nil, err
+		}
 		tool, err := importer.Detect(name)
 		if errors.Is(err, importer.ErrUnknownFormat) {
 			plan = append(plan, &sourceGroup{files: []string{name}})

@@ -118,45 +118,50 @@ type levelMeta trace.LevelInfo
 // source is one thing the user named: a trace file or a RUN.parts directory, with
 // the files to read and the run metadata found in them.
 type source struct {
-	name    string   // as the user gave it
-	files   []string // trace files (one, or the sealed parts in order)
-	sidecar string   // RUN.metrics.parquet, "" when absent
-	meta    runMeta
-	rawMeta json.RawMessage // the ceiling.run JSON of the newest file, passed through
+	name     string   // as the user gave it
+	files    []string // trace files (one, or the sealed row parts in order)
+	sidecars []string // metrics files: the metrics parts of RUN.parts, else RUN.metrics.parquet
+	warnings []string // about the source's files, for the run's warnings
+	meta     runMeta
+	rawMeta  json.RawMessage // the ceiling.run JSON of the newest file, passed through
 }
+
+// partKindMetrics is the kind record/trace gives a part of scraped metric samples
+// in its trace.MetaPart metadata.
+const partKindMetrics = "metrics"
 
 // openSource resolves name into the trace files to read and checks that each is a
 // ceiling trace this package can read.
 func openSource(name string) (*source, error) {
-	st, err := os.Stat(name)
+	st, err := checkInputPath(name)
 	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", name, err)
+		return nil, err
 	}
 	src := &source{name: name}
 	base := name
+	var files []string
 	if st.IsDir() {
 		// RUN.parts: the trace it becomes is RUN.
-		parts, err := listParts(name)
-		if err != nil {
+		if files, err = listParts(name); err != nil {
 			return nil, err
 		}
-		src.files = parts
 		base = strings.TrimSuffix(filepath.Clean(name), trace.PartsDir(""))
 	} else {
-		src.files = []string{name}
-	}
-	// The metrics sidecar of RUN (or of RUN.parts) is beside it.
-	side := trace.MetricsPath(base)
-	if _, err := os.Stat(side); err == nil {
-		src.sidecar = side
+		files = []string{name}
 	}
 	// Every file must be a readable ceiling trace; the metadata of the last part
 	// (the newest) describes the run, with the level records of all parts merged.
+	// The metrics parts of a parts directory are the run's metrics, not rows.
 	levels := map[int]levelMeta{}
-	for _, f := range src.files {
-		raw, err := readTraceMeta(f)
+	for _, f := range files {
+		raw, kind, err := readTraceMeta(f)
 		if err != nil {
 			return nil, err
+		}
+		if kind == partKindMetrics {
+			src.sidecars = append(src.sidecars, f)
+		} else {
+			src.files = append(src.files, f)
 		}
 		var m runMeta
 		if len(raw) > 0 {
@@ -168,6 +173,20 @@ func openSource(name string) (*source, error) {
 			levels[l.Level] = l
 		}
 		src.meta, src.rawMeta = m, raw
+	}
+	if len(src.files) == 0 {
+		return nil, fmt.Errorf("reading %s: only metrics parts, no sealed rows: no level was completed", name)
+	}
+	// The metrics sidecar of RUN (or of RUN.parts) is beside it; a parts directory
+	// with metrics parts has its own, and a sidecar beside it is an earlier run's.
+	if side := trace.MetricsPath(base); len(src.sidecars) == 0 {
+		if st, err := os.Stat(side); err == nil {
+			if st.Mode().IsRegular() {
+				src.sidecars = []string{side}
+			} else {
+				src.warnings = append(src.warnings, fmt.Sprintf("server metrics not read: %s is not a regular file (%s)", side, fileKind(st.Mode())))
+			}
+		}
 	}
 	src.meta.Levels = src.meta.Levels[:0]
 	for _, l := range levels {
@@ -209,15 +228,26 @@ func openParquet(path string) (*file.Reader, error) {
 	return rdr, nil
 }
 
-// readTraceMeta checks that path is a ceiling trace of a schema version this package
-// reads and returns its ceiling.run metadata JSON (nil when absent).
-func readTraceMeta(path string) (json.RawMessage, error) {
+// readTraceMeta checks that path is a ceiling trace (or part) of a schema version
+// this package reads and returns its ceiling.run metadata JSON (nil when absent) and,
+// for a part, its kind (trace.MetaPart).
+func readTraceMeta(path string) (json.RawMessage, string, error) {
 	rdr, err := openParquet(path)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	defer rdr.Close()
-	return checkTraceMeta(path, rdr)
+	raw, err := checkTraceMeta(path, rdr)
+	if err != nil {
+		return nil, "", err
+	}
+	var part struct {
+		Kind string `json:"kind"`
+	}
+	if v := rdr.MetaData().KeyValueMetadata().FindValue(trace.MetaPart); v != nil {
+		_ = json.Unmarshal([]byte(*v), &part) // a part without a readable kind is read as rows
+	}
+	return raw, part.Kind, nil
 }
 
 func checkTraceMeta(path string, rdr *file.Reader) (json.RawMessage, error) {
@@ -354,34 +384,35 @@ type metricPoint struct {
 	value float64
 }
 
-// loadMetrics reads the interesting series of a metrics sidecar. The sidecar is small
-// (one row per series per scrape), but only the selected series are kept.
-func loadMetrics(ctx context.Context, path string) (map[[2]string][]metricPoint, map[int64][]counterSample, error) {
+// loadMetrics reads the interesting series of a metrics file (a sidecar or a
+// metrics part) and the run it says it belongs to. The file is small (one row per
+// series per scrape), and only the selected series are kept.
+func loadMetrics(ctx context.Context, path string) (sidecarPoints, error) {
+	sp := sidecarPoints{path: path, series: map[[2]string][]metricPoint{}, counters: map[int64][]counterSample{}}
 	rdr, err := openParquet(path)
 	if err != nil {
-		return nil, nil, err
+		return sp, err
 	}
 	defer rdr.Close()
+	sp.runID = sidecarRunID(rdr)
 	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: batchRows}, memory.DefaultAllocator)
 	if err != nil {
-		return nil, nil, fmt.Errorf("reading %s: %w", path, err)
+		return sp, fmt.Errorf("reading %s: %w", path, err)
 	}
 	var leaves []int
 	for _, c := range metricColumns() {
 		idx, err := fieldLeaves(path, fr.Manifest, c)
 		if err != nil {
-			return nil, nil, err
+			return sp, err
 		}
 		leaves = append(leaves, idx...)
 	}
-	out := map[[2]string][]metricPoint{}
-	counters := map[int64][]counterSample{} // by scrape: what servercounters.go maps
 	if rdr.NumRowGroups() == 0 {
-		return out, counters, nil
+		return sp, nil
 	}
 	rr, err := fr.GetRecordReader(ctx, leaves, nil)
 	if err != nil {
-		return nil, nil, fmt.Errorf("reading %s: %w", path, err)
+		return sp, fmt.Errorf("reading %s: %w", path, err)
 	}
 	defer rr.Release()
 	for rr.Next() {
@@ -393,19 +424,24 @@ func loadMetrics(ctx context.Context, path string) (map[[2]string][]metricPoint,
 		for i := 0; i < int(rec.NumRows()); i++ {
 			n := name.Value(i)
 			if isServerCounter(n) {
-				counters[ts.Value(i)] = append(counters[ts.Value(i)], counterSample{strings.Clone(n), strings.Clone(labels.Value(i)), val.Value(i)})
+				sp.counters[ts.Value(i)] = append(sp.counters[ts.Value(i)], counterSample{strings.Clone(n), strings.Clone(labels.Value(i)), val.Value(i)})
 			}
 			if metricKind(n) == "" {
 				continue
 			}
 			k := [2]string{n, labels.Value(i)}
-			out[k] = append(out[k], metricPoint{ts.Value(i), val.Value(i)})
+			pts, ok := sp.series[k]
+			if !ok {
+				// The key outlives the record batch its strings point into.
+				k = [2]string{strings.Clone(k[0]), strings.Clone(k[1])}
+			}
+			sp.series[k] = append(pts, metricPoint{ts.Value(i), val.Value(i)})
 		}
 	}
 	if err := rr.Err(); err != nil && !errors.Is(err, io.EOF) {
-		return nil, nil, fmt.Errorf("reading %s: %w", path, err)
+		return sp, fmt.Errorf("reading %s: %w", path, err)
 	}
-	return out, counters, nil
+	return sp, nil
 }
 
 // metricKind says whether a server metric is worth plotting: "gauge" for running,

@@ -38,6 +38,48 @@ type BudgetInput struct {
 	ParamsB     float64
 }
 
+// Plausible maxima of the budget inputs, far above any deployment, so that sizes
+// computed from them stay finite and positive.
+const (
+	maxGPUs      = 1 << 16 // GPUs in one deployment
+	maxGiBPerGPU = 1 << 16 // memory, weights or reserve of one GPU in GiB (64 TiB)
+	maxParamsB   = 1e6     // a quadrillion parameters
+)
+
+// Check refuses budget inputs no deployment has: negative counts, sizes beyond the
+// plausible maxima, NaN and infinities. Its errors name the BudgetInput fields.
+// Zero values keep their documented defaults, and a negative ReserveGiB means the
+// default reserve.
+func (in BudgetInput) Check() error {
+	for _, f := range []struct {
+		name  string
+		v, hi int
+	}{{"BudgetInput.GPUs", in.GPUs, maxGPUs}, {"BudgetInput.TP", in.TP, maxGPUs}} {
+		if f.v < 0 || f.v > f.hi {
+			return fmt.Errorf("%s %d is out of range (0 to %d)", f.name, f.v, f.hi)
+		}
+	}
+	if u := in.Utilization; math.IsNaN(u) || u < 0 || u > 1 {
+		return fmt.Errorf("BudgetInput.Utilization %g must be in (0, 1]", u)
+	}
+	for _, f := range []struct {
+		name   string
+		v, lo  float64
+		hi     float64
+		within string
+	}{
+		{"BudgetInput.MemoryGiB", in.MemoryGiB, 0, maxGiBPerGPU, "GiB per GPU"},
+		{"BudgetInput.WeightsGiB", in.WeightsGiB, 0, maxGiBPerGPU, "GiB per GPU"},
+		{"BudgetInput.ReserveGiB", in.ReserveGiB, math.Inf(-1), maxGiBPerGPU, "GiB per GPU"},
+		{"BudgetInput.ParamsB", in.ParamsB, 0, maxParamsB, "billion parameters"},
+	} {
+		if math.IsNaN(f.v) || f.v < f.lo || f.v > f.hi {
+			return fmt.Errorf("%s %g is out of range (at most %g %s)", f.name, f.v, f.hi, f.within)
+		}
+	}
+	return nil
+}
+
 // Budget is the memory of one GPU, split the way the capacity model spends it. It is
 // part of the public analysis JSON.
 type Budget struct {
@@ -82,6 +124,9 @@ type PlanResult struct {
 // PlanBudget works out the memory budget per GPU and the KV capacity:
 // memory × utilization − weights per GPU − reserve, divided by the KV bytes per token.
 func PlanBudget(c *ModelConfig, in BudgetInput) (*PlanResult, error) {
+	if err := in.Check(); err != nil {
+		return nil, err
+	}
 	if err := in.CheckShape(); err != nil {
 		return nil, err
 	}

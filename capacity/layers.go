@@ -8,6 +8,7 @@ import (
 // classifyLayers decides what each layer keeps per request.
 func (c *ModelConfig) classifyLayers() error {
 	m := c.raw
+	f := fields{m: m}
 	c.Kinds = make([]LayerKind, c.Layers)
 	stateLayers := false
 	switch {
@@ -50,8 +51,11 @@ func (c *ModelConfig) classifyLayers() error {
 		}
 	case m["attn_layer_period"] != nil:
 		// Jamba: one attention layer every period, at offset; Mamba elsewhere.
-		period, _ := intField(m, "attn_layer_period")
-		offset, _ := intField(m, "attn_layer_offset")
+		period, _ := f.size(0, maxLayers, "attn_layer_period")
+		offset, _ := f.size(0, maxLayers, "attn_layer_offset")
+		if f.err != nil {
+			return f.err
+		}
 		if period <= 0 {
 			return fmt.Errorf("field \"attn_layer_period\" must be positive")
 		}
@@ -70,7 +74,10 @@ func (c *ModelConfig) classifyLayers() error {
 		stateLayers = true
 	case m["sliding_window_pattern"] != nil && c.SlidingWindow > 0:
 		// Gemma 3 before layer_types: every pattern-th layer is global.
-		p, _ := intField(m, "sliding_window_pattern")
+		p, _ := f.size(0, maxLayers, "sliding_window_pattern")
+		if f.err != nil {
+			return f.err
+		}
 		if p <= 0 {
 			return fmt.Errorf("field \"sliding_window_pattern\" must be positive")
 		}
@@ -112,8 +119,19 @@ func slidingEverywhere(modelType string, m map[string]any) bool {
 // heads or channels).
 func (c *ModelConfig) stateSize() error {
 	m := c.raw
+	f := fields{m: m}
 	get := func(keys ...string) (int64, error) {
-		v, ok := intField(m, keys...)
+		hi := maxHeadDim // heads and head dimensions
+		switch keys[0] {
+		case "ssm_state_size", "state_size", "mamba_d_state", "conv_kernel", "mamba_d_conv", "linear_conv_kernel_dim":
+			hi = maxStateSize
+		case "intermediate_size":
+			hi = maxIntermediate
+		}
+		v, ok := f.size(0, hi, keys...)
+		if f.err != nil {
+			return 0, f.err
+		}
 		if !ok || v <= 0 {
 			return 0, missing(keys[0], "needed for the state of linear-attention/Mamba layers")
 		}
@@ -177,7 +195,11 @@ func (c *ModelConfig) stateSize() error {
 			return err
 		}
 		var inner int64
-		if e, ok := intField(m, "mamba_expand", "expand"); ok && c.Hidden > 0 {
+		e, ok := f.size(0, maxStateSize, "mamba_expand", "expand")
+		if f.err != nil {
+			return f.err
+		}
+		if ok && c.Hidden > 0 {
 			inner = int64(e * c.Hidden)
 		} else if c.ModelType == "mamba" || c.ModelType == "falcon_mamba" {
 			inner, err = get("intermediate_size")

@@ -109,6 +109,11 @@ func EstimateWeights(c *ModelConfig, weightDtype string, paramsB float64) (Weigh
 	if err != nil {
 		return Weights{}, err
 	}
+	// Each size is bounded, but their products can still exceed any model and,
+	// in bytes, int64.
+	if float64(total) > maxParamsB*1e9 {
+		return Weights{}, fmt.Errorf("the config's sizes give %.3g parameters, more than any plausible model (at most %g billion): check its sizes, or set BudgetInput.WeightsGiB", float64(total), maxParamsB)
+	}
 	native := 2.0
 	if c.Dtype == "fp32" {
 		native = 4

@@ -49,8 +49,7 @@ func runAnalyze(ctx context.Context, e env, args []string) int {
 	}
 	opt, err := options()
 	if err != nil {
-		fmt.Fprintf(e.stderr, "ceiling analyze: %v\n", err)
-		return exitUsage
+		return h.usageError(e, err.Error())
 	}
 
 	a, err := analyze.Analyze(ctx, fs.Args(), opt)

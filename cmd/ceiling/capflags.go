@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/ceiling-llm/ceiling/capacity"
@@ -12,6 +13,8 @@ import (
 // capacityFlags are the deployment and capacity-model flags, defined here once for
 // plan, analyze, report and record so that a flag means the same in every subcommand.
 type capacityFlags struct {
+	fs *pflag.FlagSet // to tell a flag given as 0 from one left at its default
+
 	modelConfig string
 	gpu         string
 	gpus, tp    int
@@ -32,6 +35,7 @@ type capacityFlags struct {
 // the GPU, the GPU count and the shape (TP, DP, PP, EP; see capacity.Shape). record
 // stores them as declared.
 func (c *capacityFlags) addDeployment(fs *pflag.FlagSet) {
+	c.fs = fs
 	fs.StringVar(&c.modelConfig, "model-config", "", "Hugging Face config.json of the served model, for the KV capacity model")
 	fs.StringVar(&c.gpu, "gpu", "", "GPU model from the catalog: "+strings.Join(capacity.GPUNames(), ", "))
 	fs.IntVar(&c.gpus, "gpus", 0, "GPUs in the deployment = tp × dp × pp × replicas (default: one engine, tp × dp × pp)")
@@ -53,9 +57,23 @@ func (c *capacityFlags) addBudget(fs *pflag.FlagSet) {
 	fs.Int64Var(&c.maxModelLen, "max-model-len", 0, "context length the server runs with, for 'concurrency at max_model_len' (default: what the server reveals, else the config's max_position_embeddings)")
 }
 
+// maxGPUs bounds --gpus and --tp; capacity.BudgetInput.Check has the same bound.
+const maxGPUs = 1 << 16
+
+// givenZero reports whether the flag name was given explicitly as 0, where 0 is
+// only the flag's "not given" default: silently replacing it would run something
+// the user did not ask for.
+func (c *capacityFlags) givenZero(name string, v float64) bool {
+	return c.fs != nil && c.fs.Changed(name) && v == 0
+}
+
 // checkDeployment validates the deployment flags; its messages name the flags.
 func (c *capacityFlags) checkDeployment() error {
 	switch {
+	case c.givenZero("gpus", float64(c.gpus)):
+		return errors.New("--gpus 0: give the number of GPUs, at least 1 (omit the flag for the default: --tp, else 1)")
+	case c.givenZero("tp", float64(c.tp)):
+		return errors.New("--tp 0: give the tensor-parallel size, at least 1 (omit the flag for the default: --gpus)")
 	case c.gpus < 0:
 		return fmt.Errorf("--gpus must not be negative, got %d", c.gpus)
 	case c.tp < 0:
@@ -64,10 +82,27 @@ func (c *capacityFlags) checkDeployment() error {
 		return fmt.Errorf("--dp must be at least 1, got %d", c.dp)
 	case c.pp < 1:
 		return fmt.Errorf("--pp must be at least 1, got %d", c.pp)
+	case c.gpus > maxGPUs:
+		return fmt.Errorf("--gpus %d is out of range (at most %d)", c.gpus, maxGPUs)
+	case c.tp > maxGPUs || c.dp > maxGPUs || c.pp > maxGPUs:
+		return fmt.Errorf("--tp, --dp and --pp are at most %d", maxGPUs)
 	case c.gpus > 0 && c.tp > c.gpus:
 		return fmt.Errorf("--tp %d is larger than --gpus %d", c.tp, c.gpus)
 	case c.gpus > 0 && max(c.tp, 1)*c.dp*c.pp > c.gpus:
 		return fmt.Errorf("--tp × --dp × --pp = %d is larger than --gpus %d", max(c.tp, 1)*c.dp*c.pp, c.gpus)
+	case c.gpus > 0 && c.tp > 0 && c.dp == 1 && c.pp == 1 && c.gpus%c.tp != 0:
+		return fmt.Errorf("--gpus %d is not a multiple of --tp %d: each replica runs on --tp GPUs", c.gpus, c.tp)
+	case c.gpus > 0 && c.gpus%(max(c.tp, 1)*c.dp*c.pp) != 0:
+		return fmt.Errorf("--gpus %d is not a multiple of --tp × --dp × --pp = %d: each replica runs on that many GPUs", c.gpus, max(c.tp, 1)*c.dp*c.pp)
+	}
+	if c.gpu != "" {
+		if _, err := capacity.LookupGPU(c.gpu); err != nil {
+			msg := fmt.Sprintf("--gpu %q is not in the catalog (%s)", c.gpu, strings.Join(capacity.GPUNames(), ", "))
+			if c.fs != nil && c.fs.Lookup("gpu-memory-gib") != nil {
+				msg += "; for another GPU give --gpu-memory-gib instead"
+			}
+			return errors.New(msg)
+		}
 	}
 	return nil
 }
@@ -77,24 +112,44 @@ func (c *capacityFlags) check() error {
 	if err := c.checkDeployment(); err != nil {
 		return err
 	}
-	if c.util <= 0 || c.util > 1 {
+	if !(c.util > 0 && c.util <= 1) { // NaN too
 		return fmt.Errorf("--gpu-util must be in (0, 1], got %g", c.util)
+	}
+	for _, f := range []struct {
+		name, omit string
+		v          float64
+	}{
+		{"gpu-memory-gib", "the catalog's memory of --gpu", c.memGiB},
+		{"weights-gib", "an estimate from the config", c.weightsGiB},
+		{"params-b", "the count from the config", c.paramsB},
+		{"max-model-len", "what the server reveals, else the config's", float64(c.maxModelLen)},
+	} {
+		if c.givenZero(f.name, f.v) {
+			return fmt.Errorf("--%s 0: give a positive value (omit the flag for %s)", f.name, f.omit)
+		}
 	}
 	for _, f := range []struct {
 		name string
 		v    float64
 	}{{"--gpu-memory-gib", c.memGiB}, {"--weights-gib", c.weightsGiB}, {"--reserve-gib", c.reserveGiB},
 		{"--params-b", c.paramsB}, {"--max-model-len", float64(c.maxModelLen)}} {
+		if math.IsNaN(f.v) {
+			return fmt.Errorf("%s must be a number, got %g", f.name, f.v)
+		}
 		if f.v < 0 {
 			return fmt.Errorf("%s must not be negative, got %g", f.name, f.v)
 		}
+	}
+	if c.maxModelLen > capacity.MaxContextTokens {
+		return fmt.Errorf("--max-model-len %d is out of range (at most %d tokens)", c.maxModelLen, int64(capacity.MaxContextTokens))
 	}
 	if !strings.EqualFold(strings.TrimSpace(c.kvDtype), "auto") {
 		if _, err := capacity.NormalizeDtype(c.kvDtype); err != nil {
 			return fmt.Errorf("--kv-dtype: %w", err)
 		}
 	}
-	return nil
+	// The plausible maxima are capacity's.
+	return flagError(c.budgetInput().Check())
 }
 
 // budgetInput is the hardware side of the capacity model. TP and GPUs stay as given:

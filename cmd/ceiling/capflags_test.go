@@ -2,6 +2,8 @@ package main
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -70,6 +72,10 @@ func TestPlanTPDefaultsToGPUs(t *testing.T) {
 
 func TestCapacityFlagErrors(t *testing.T) {
 	llama := "../../samples/models/llama-3.1-8b.json"
+	noVocab := filepath.Join(t.TempDir(), "config.json") // the weight estimate needs vocab_size
+	if err := os.WriteFile(noVocab, []byte(`{"num_hidden_layers":2,"hidden_size":64,"num_attention_heads":4,"intermediate_size":128}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name string
 		args []string
@@ -78,7 +84,8 @@ func TestCapacityFlagErrors(t *testing.T) {
 	}{
 		{"negative reserve", []string{"--model-config", llama, "--gpu", "h100", "--reserve-gib", "-1"}, exitUsage, "--reserve-gib must not be negative"},
 		{"tp above gpus", []string{"--model-config", llama, "--gpu", "h100", "--gpus", "4", "--tp", "8"}, exitUsage, "--tp 8 is larger than --gpus 4"},
-		{"library error names flags", []string{"--model-config", llama, "--gpu", "h100", "--gpus", "3", "--tp", "2"}, exitFailed, "--gpus 3 is not a multiple of --tp 2"},
+		{"gpus not a multiple of tp", []string{"--model-config", llama, "--gpu", "h100", "--gpus", "3", "--tp", "2"}, exitUsage, "--gpus 3 is not a multiple of --tp 2"},
+		{"library error names flags", []string{"--model-config", noVocab, "--gpu", "h100"}, exitFailed, "or set --weights-gib"},
 		{"bad kv dtype", []string{"--model-config", llama, "--gpu", "h100", "--kv-dtype", "int3"}, exitUsage, "--kv-dtype"},
 	}
 	for _, tt := range tests {

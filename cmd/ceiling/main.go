@@ -74,7 +74,7 @@ Example:
   ceiling report run.parquet -o report.html
   ceiling report vllm-results/*.json -o review.html   # results of vLLM, SGLang, AIPerf, guidellm
 
-Run 'ceiling <command> --help' for the flags of a command.
+Run 'ceiling <command> --help' or 'ceiling help <command>' for the flags of a command.
 `)
 }
 
@@ -116,7 +116,21 @@ func run(ctx context.Context, e env, args []string) int {
 		return exitUsage
 	}
 	switch args[0] {
-	case "-h", "--help", "help":
+	case "help":
+		if len(args) > 1 {
+			// `ceiling help analyze` is `ceiling analyze --help`.
+			for _, c := range subcommands() {
+				if c.name == args[1] {
+					return c.run(ctx, e, []string{"--help"})
+				}
+			}
+			fmt.Fprintf(e.stderr, "ceiling help: unknown command %q\n\n", args[1])
+			usage(e.stderr)
+			return exitUsage
+		}
+		usage(e.stdout)
+		return exitOK
+	case "-h", "--help":
 		usage(e.stdout)
 		return exitOK
 	case "--version", "version":

@@ -56,8 +56,10 @@ func runPlan(ctx context.Context, e env, args []string) int {
 		return usageErr("--model-config is required")
 	case cf.gpu == "" && cf.memGiB <= 0:
 		return usageErr("give --gpu NAME (" + strings.Join(capacity.GPUNames(), ", ") + ") or --gpu-memory-gib")
-	case *promptTokens < 0 || *outputTokens < 0 || *promptTokens+*outputTokens == 0:
-		return usageErr("--prompt-tokens plus --output-tokens must be positive")
+	case *promptTokens < 1 || int64(*promptTokens) > capacity.MaxContextTokens:
+		return usageErr(fmt.Sprintf("--prompt-tokens must be from 1 to %d, got %d", int64(capacity.MaxContextTokens), *promptTokens))
+	case *outputTokens < 1 || int64(*outputTokens) > capacity.MaxContextTokens:
+		return usageErr(fmt.Sprintf("--output-tokens must be from 1 to %d, got %d", int64(capacity.MaxContextTokens), *outputTokens))
 	}
 	if err := cf.check(); err != nil {
 		return usageErr(err.Error())
@@ -69,11 +71,6 @@ func runPlan(ctx context.Context, e env, args []string) int {
 			return usageErr(err.Error())
 		}
 		levels = l
-	}
-	if cf.gpu != "" {
-		if _, err := capacity.LookupGPU(cf.gpu); err != nil {
-			return usageErr(flagError(err).Error())
-		}
 	}
 	cfg, err := capacity.LoadModelConfig(cf.modelConfig)
 	if err != nil {

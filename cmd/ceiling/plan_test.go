@@ -92,7 +92,7 @@ func TestPlanErrors(t *testing.T) {
 		{"missing field", []string{"--model-config", noHeads, "--gpu", "h100"}, exitFailed, "num_key_value_heads"},
 		{"too many weights", []string{"--model-config", "../../samples/models/llama-3.1-70b.json", "--gpu", "rtx-4090"}, exitFailed, "no memory left"},
 		{"bad kv dtype", []string{"--model-config", "../../samples/models/llama-3.1-8b.json", "--gpu", "h100", "--kv-dtype", "int2"}, exitUsage, "int2"},
-		{"gpus not multiple of tp", []string{"--model-config", "../../samples/models/llama-3.1-8b.json", "--gpu", "h100", "--gpus", "3", "--tp", "2"}, exitFailed, "multiple"},
+		{"gpus not multiple of tp", []string{"--model-config", "../../samples/models/llama-3.1-8b.json", "--gpu", "h100", "--gpus", "3", "--tp", "2"}, exitUsage, "multiple"}, // a usage error (issue 8 item 16)
 	}
 	for _, tt := range tests {
 		code, out, errs := runPlanArgs(tt.args...)

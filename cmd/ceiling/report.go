@@ -47,8 +47,7 @@ func runReport(ctx context.Context, e env, args []string) int {
 	}
 	opt, err := options()
 	if err != nil {
-		fmt.Fprintf(e.stderr, "ceiling report: %v\n", err)
-		return exitUsage
+		return h.usageError(e, err.Error())
 	}
 
 	a, err := analyze.Analyze(ctx, fs.Args(), opt)

@@ -240,6 +240,9 @@ func costs(usdPerGPUHour, gpus, outputTokS float64, l Level) (out, total *float6
 func atCeiling(r *Run, d *Decision, opt Options) *AtCeiling {
 	var best *AtCeiling
 	for i, l := range r.Levels {
+		if !l.Valid { // it did not run at what it is labelled with: no cost figure from it
+			continue
+		}
 		if c := r.Ceiling.Concurrency; c != nil && offered(l) > *c*(1+tieTolerance)+1e-9 {
 			continue
 		}

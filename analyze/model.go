@@ -74,6 +74,15 @@ func modelRun(r *Run, facts serverFacts, work workloadTokens, opt Options) error
 		}
 	}
 	r.Ceiling = realistic(r.Ceilings, evidence)
+	if len(levels) == 0 && len(r.Levels) > 0 {
+		// The KV model alone is a prediction: with no valid level nothing measured
+		// confirms it, and naming it the realistic ceiling would present it as one.
+		ev := []string{fmt.Sprintf("no level of the sweep is valid (%d of %d invalid): nothing measured locates the ceiling", len(r.Levels), len(r.Levels))}
+		if r.Ceilings.KV != nil {
+			ev = append(ev, fmt.Sprintf("the KV model alone predicts %.1f concurrent requests: a prediction, not a measurement", *r.Ceilings.KV))
+		}
+		r.Ceiling = Ceiling{Binding: "none", Evidence: ev}
+	}
 	if r.Ceiling.Binding == "none" && sloEv != "" {
 		r.Ceiling.Evidence = append(r.Ceiling.Evidence, sloEv)
 	}

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/ceiling-llm/ceiling/analyze"
 	"github.com/go-echarts/go-echarts/v2/charts"
@@ -13,17 +14,31 @@ import (
 // what-if predictions), with the Pareto view and the measured curve under its
 // roofline. Predictions are labelled as such in every line and series name.
 
-// decisionSection builds the section, or nothing when no run carries a decision.
+// decisionSection builds the section, or nothing when no run carries a decision. A
+// run whose deployment was not declared (no GPU, GPU count, cost, roofline or target
+// load) has nothing to add to the charts below: tokens per GPU would be the total and
+// the Pareto view the interactivity chart turned on its side. The section then says in
+// one line what it needs instead of printing figures that count one unnamed GPU.
 func decisionSection(b *chartBuilder, runs []analyze.Run, labels []string) []section {
 	sec := section{ID: "decision", Title: "Decision",
 		Intro: "The measured sweep in deployment terms: tokens per GPU against what one user sees, how close each level comes to the hardware's roofline (a prediction from datasheet bandwidth and FLOP/s), the cost at the SLOs and the replicas a target load needs."}
-	has := false
+	var declared []analyze.Run
+	var declaredLabels []string
+	bare := 0
 	for i := range runs {
 		d := runs[i].Decision
 		if d == nil {
 			continue
 		}
-		has = true
+		if undeclared(d) {
+			bare++
+			if len(runs) > 1 {
+				sec.Notes = append(sec.Notes, labels[i]+": no deployment declared.")
+			}
+			continue
+		}
+		declared = append(declared, runs[i])
+		declaredLabels = append(declaredLabels, labels[i])
 		prefix := ""
 		if len(runs) > 1 {
 			prefix = labels[i] + ": "
@@ -32,14 +47,35 @@ func decisionSection(b *chartBuilder, runs []analyze.Run, labels []string) []sec
 			sec.Notes = append(sec.Notes, prefix+l)
 		}
 	}
-	if !has {
+	if bare == 0 && len(declared) == 0 {
 		return nil
 	}
-	sec.Charts = append(sec.Charts, paretoChart(b, runs, labels))
-	if cv, ok := rooflineChart(b, runs, labels); ok {
+	if bare > 0 {
+		if len(declared) == 0 {
+			sec.Intro = ""
+			sec.Notes = nil
+		}
+		sec.Notes = append(sec.Notes, needsLine)
+	}
+	if len(declared) == 0 {
+		return []section{sec}
+	}
+	sec.Charts = append(sec.Charts, paretoChart(b, declared, declaredLabels))
+	if cv, ok := rooflineChart(b, declared, declaredLabels); ok {
 		sec.Charts = append(sec.Charts, cv)
 	}
 	return []section{sec}
+}
+
+// needsLine is what the section says for a run recorded without its deployment.
+const needsLine = "No deployment declared, so no figures per GPU, share of the roofline, cost or replicas: " +
+	"give --gpu and --gpus (with --model-config for the roofline), --gpu-hour-cost for the cost per million tokens, " +
+	"and --target-rps or --target-users for the replicas a load needs. The measured trade-off of total against per-user speed is the interactivity chart below."
+
+// undeclared reports whether a decision knows nothing of the deployment beyond one
+// GPU: no GPU named, at most one GPU, no cost, roofline, sizing or what-if.
+func undeclared(d *analyze.Decision) bool {
+	return d.GPU == "" && d.GPUs <= 1 && d.GPUHourCost == nil && d.Roofline == nil && d.Sizing == nil && len(d.WhatIf) == 0
 }
 
 // decisionLines are the section's sentences for one run.
@@ -51,8 +87,12 @@ func decisionLines(r *analyze.Run) []string {
 	}
 	lines := []string{fmt.Sprintf("Shape: %s on %d × %s.", d.Shape, d.GPUs, gpu)}
 	if a := d.AtCeiling; a != nil {
-		s := fmt.Sprintf("At the ceiling (level %d, concurrency %g): %.1f output tok/s within the SLOs (%.0f%% of requests), %.1f per GPU",
-			a.Level, a.Concurrency, a.OutputTokS, a.GoodputShare*100, a.OutputTokS/float64(max(d.GPUs, 1)))
+		within := fmt.Sprintf("within the SLOs (%.0f%% of requests)", a.GoodputShare*100)
+		if r.SLO.TTFT == nil && r.SLO.TPOT == nil && r.SLO.E2E == nil {
+			within = "(no SLO set: every successful request counts)"
+		}
+		s := fmt.Sprintf("At the ceiling (level %d, concurrency %g): %.1f output tok/s %s, %.1f per GPU",
+			a.Level, a.Concurrency, a.OutputTokS, within, a.OutputTokS/float64(max(d.GPUs, 1)))
 		if a.PctRoofline != nil {
 			s += fmt.Sprintf(", %.0f%% of the predicted roofline", *a.PctRoofline)
 		}
@@ -102,6 +142,15 @@ func paretoChart(b *chartBuilder, runs []analyze.Run, labels []string) chartView
 		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "item"}),
 		charts.WithXAxisOpts(opts.XAxis{Type: "value", Name: "Per-user output speed (tok/s)", NameLocation: "middle", NameGap: 30, Scale: opts.Bool(true)}),
 		charts.WithYAxisOpts(yAxis("Output tok/s per GPU")))...)
+	// Headroom above the top point, for its label (below the axis name).
+	c.Accept(optionPatch{fn: func(m map[string]interface{}) {
+		if ys, ok := m["yAxis"].([]opts.YAxis); ok && len(ys) > 0 {
+			m["yAxis"] = []map[string]interface{}{{"type": "value", "name": ys[0].Name, "boundaryGap": []string{"0", "18%"}}}
+		}
+	}})
+	xr, yr := decisionRange(runs, func(ld analyze.LevelDecision) float64 { return ld.PerUserTokS }),
+		decisionRange(runs, func(ld analyze.LevelDecision) float64 { return ld.OutputTokSPerGPU })
+	var shown []labelled
 	for i := range runs {
 		d := runs[i].Decision
 		if d == nil {
@@ -112,17 +161,46 @@ func paretoChart(b *chartBuilder, runs []analyze.Run, labels []string) chartView
 			if !finite(ld.PerUserTokS) || !finite(ld.OutputTokSPerGPU) || ld.PerUserTokS <= 0 {
 				continue
 			}
-			data = append(data, []interface{}{roundSig(ld.PerUserTokS, 4), roundSig(ld.OutputTokSPerGPU, 5), ld.Concurrency})
+			p := pt{ld.PerUserTokS, ld.OutputTokSPerGPU}
+			text := fmtInt(int64(ld.Concurrency))
+			var item interface{} = []interface{}{roundSig(ld.PerUserTokS, 4), roundSig(ld.OutputTokSPerGPU, 5), ld.Concurrency}
+			if crowded(p, text, shown, xr, yr) {
+				// Saturated levels sit on top of each other: label the first only.
+				item = map[string]interface{}{"value": item, "label": map[string]bool{"show": false}}
+			} else {
+				shown = append(shown, labelled{p, text})
+			}
+			data = append(data, item)
 		}
 		s := lineSeries(seriesName(labels, i, "measured"), data, runColor(i), "solid", true)
-		s.Label = &opts.Label{Show: opts.Bool(true), Formatter: "{@[2]}", Position: "top", Color: "#444", FontSize: 10}
+		s.Label = &opts.Label{Show: opts.Bool(true), Formatter: "{@[2]}", Position: "top", Color: "#444", FontSize: smallFontSize}
+		s.LabelLayout = &opts.LabelLayout{HideOverlap: opts.Bool(true)}
 		if t := runs[i].SLO.TPOT; t != nil && *t > 0 {
 			withMarkLines(&s, []markLine{vline(1 / *t, fmt.Sprintf("TPOT SLO: ≥ %.0f tok/s per user →", 1 / *t), "#B2182B", "dashed", 1.5)})
 		}
 		c.MultiSeries = append(c.MultiSeries, s)
 	}
-	caption := "Each point is a level, labelled with its concurrency. Up is cheaper tokens, right is faster for each user; the dashed line is the TPOT SLO, and only points to its right serve within it."
+	caption := "Each point is a level, labelled with its concurrency where the label has room. Up is cheaper tokens, right is faster for each user; the dashed line is the TPOT SLO, and only points to its right serve within it."
 	return b.add(c, "", "tok/s", "tok/s", "Pareto: tokens per GPU vs per-user speed", caption, false, 360)
+}
+
+// decisionRange is the span of get over the decision levels of every run (1 when
+// empty or flat), for crowded.
+func decisionRange(runs []analyze.Run, get func(analyze.LevelDecision) float64) float64 {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for i := range runs {
+		if d := runs[i].Decision; d != nil {
+			for _, ld := range d.Levels {
+				if v := get(ld); finite(v) {
+					lo, hi = math.Min(lo, v), math.Max(hi, v)
+				}
+			}
+		}
+	}
+	if !(hi > lo) {
+		return 1
+	}
+	return hi - lo
 }
 
 // rooflineChart puts each level's measured output tok/s beside the predicted roofline

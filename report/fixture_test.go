@@ -74,6 +74,7 @@ func fixtureRun(model, source string, levels, reqs int, scale float64, seed uint
 			TTFT: summary(reqs, ttft), TTFC: summary(reqs, ttft), TPOT: summary(reqs, tpot), ITL: summary(reqs*255, tpot*0.98),
 			E2E: summary(reqs, ttft+255*tpot), ITLHistogram: hist,
 		}
+		l.Workload = fixtureWorkload(reqs, n)
 		if i == levels-1 && levels > 3 {
 			l.Errors = 12
 			l.ErrorKinds = map[string]int{"http_503": 12}
@@ -240,4 +241,25 @@ func fixtureErrors() *analyze.Analysis {
 	r.Ceilings = analyze.Ceilings{KV: f64(274.5), Knee: f64(16), SLO: f64(8)}
 	r.Ceiling = analyze.Ceiling{Concurrency: f64(8), Binding: "slo", Evidence: []string{"TTFT p99 3.1 s misses the 2.00 s SLO at concurrency 16; it is met at 8; crossing interpolated at 8.60, so it is met up to 8 concurrent requests"}}
 	return a
+}
+
+// fixtureWorkload is a level's lengths: prompts of about the 1,024 tokens asked
+// (lognormal), answers that stop before max_tokens 256 once the server is loaded,
+// and 3-turn conversations whose later turns the prefix cache serves.
+func fixtureWorkload(reqs int, n float64) *analyze.Workload {
+	out := 256.0
+	if n >= 64 {
+		out = 180
+	}
+	hit := 0.42
+	w := &analyze.Workload{TargetPrompt: summary(reqs, 1024), Prompt: summary(reqs, 1031),
+		MaxTokens:      analyze.Summary{N: reqs, Mean: f64(256), P50: f64(256), P90: f64(256), P95: f64(256), P99: f64(256)},
+		Output:         summary(reqs, out),
+		CachedRequests: reqs, PrefixHitShare: &hit}
+	for k := 1; k <= 3; k++ {
+		share := float64(k-1) * 0.3
+		w.Turns = append(w.Turns, analyze.TurnStats{Turn: k, Requests: reqs / 3, PromptTokens: summary(reqs/3, float64(1024*k+256*(k-1))),
+			PrefixHitShare: &share, TTFT: summary(reqs/3, 0.08*(1+n/48)/float64(k))})
+	}
+	return w
 }

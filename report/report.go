@@ -61,7 +61,8 @@ type page struct {
 	// NoLevels is true when no run has a single level: the page then says so instead
 	// of drawing empty charts.
 	NoLevels bool
-	// HasEvidence is true when some run's ceiling comes with evidence in words.
+	// HasEvidence is true when some run's ceiling comes with evidence in words or
+	// its levels with the lengths served.
 	HasEvidence bool
 
 	AnalysisJSON template.JS
@@ -126,7 +127,7 @@ func buildPage(a *analyze.Analysis, opt Options) (*page, error) {
 	}
 	p.NoLevels = levels == 0
 	for _, r := range p.Runs {
-		p.HasEvidence = p.HasEvidence || len(r.Evidence) > 0
+		p.HasEvidence = p.HasEvidence || len(r.Evidence) > 0 || len(r.Lengths.Rows) > 0
 	}
 	if len(p.Runs) == 1 && len(p.Runs[0].Meta) > 8 {
 		m := p.Runs[0].Meta

@@ -27,7 +27,11 @@ type runView struct {
 	Warnings   []string
 	Cards      []card
 	Table      levelTable
-	Meta       []metaRow
+	// Lengths and Turns are the workload as served beside what was asked, per level
+	// and (for conversations) per turn of the key level; no rows when absent.
+	Lengths levelTable
+	Turns   levelTable
+	Meta    []metaRow
 	// MetaCols splits Meta into columns: two for a single run (a long list reads
 	// badly at full width), one per run otherwise.
 	MetaCols [][]metaRow
@@ -74,6 +78,8 @@ func newRunView(r *analyze.Run, label string, idx int) *runView {
 	v.Warnings = r.Warnings
 	v.Cards = cards(v)
 	v.Table = table(r, v.ceilingLvl)
+	v.Lengths = lengthsTable(r, v.ceilingLvl)
+	v.Turns = turnsTable(v.ceilingLvl)
 	v.Meta = metadata(r)
 	v.MetaCols = [][]metaRow{v.Meta}
 	return v

@@ -32,6 +32,13 @@ type runInfo struct {
 		Dataset           string    `json:"dataset"`
 		SharedPrefix      int       `json:"shared_prefix_tokens"`
 		IgnoreEOS         bool      `json:"ignore_eos"`
+		// Workload shapes (schema version 2), in the flags' syntax.
+		PromptLengths string  `json:"prompt_lengths"`
+		OutputLengths string  `json:"output_lengths"`
+		Turns         int     `json:"turns"`
+		Prefixes      int     `json:"prefixes"`
+		Burstiness    float64 `json:"burstiness"`
+		Replay        string  `json:"replay"`
 	} `json:"plan"`
 	Server struct {
 		Kind        string `json:"kind"`
@@ -136,15 +143,31 @@ func workloadLine(r *analyze.Run, info runInfo) string {
 	case p.DurationPerLevelS > 0:
 		parts = append(parts, fmt.Sprintf("%s per level", fmtDur(p.DurationPerLevelS)))
 	}
+	prompt, output := lengthText(p.PromptLengths, p.PromptTokens), lengthText(p.OutputLengths, p.OutputTokens)
 	switch {
+	case p.Replay != "":
+		parts = append(parts, "replay of "+p.Replay)
 	case p.Dataset != "":
 		parts = append(parts, "prompts from "+p.Dataset)
-	case p.PromptTokens > 0:
-		s := fmt.Sprintf("%s prompt → %s output tokens", fmtInt(int64(p.PromptTokens)), fmtInt(int64(p.OutputTokens)))
+	case prompt != "":
+		s := prompt + " prompt tokens"
+		if output != "" {
+			s = prompt + " prompt → " + output + " output tokens"
+		}
 		if p.SharedPrefix > 0 {
-			s += fmt.Sprintf(" (%s shared prefix)", fmtInt(int64(p.SharedPrefix)))
+			s += fmt.Sprintf(" (%s shared prefix", fmtInt(int64(p.SharedPrefix)))
+			if p.Prefixes > 1 {
+				s += fmt.Sprintf(", %d distinct", p.Prefixes)
+			}
+			s += ")"
 		}
 		parts = append(parts, s)
+	}
+	if p.Turns > 1 {
+		parts = append(parts, fmt.Sprintf("%d-turn conversations", p.Turns))
+	}
+	if p.Burstiness > 0 && p.Burstiness != 1 {
+		parts = append(parts, fmt.Sprintf("gamma arrivals (burstiness %g)", p.Burstiness))
 	}
 	if p.IgnoreEOS {
 		parts = append(parts, "EOS ignored")
@@ -158,4 +181,16 @@ func workloadLine(r *analyze.Run, info runInfo) string {
 		parts = append(parts, "no latency targets")
 	}
 	return strings.Join(parts, " · ")
+}
+
+// lengthText is a requested length as the user gave it: the distribution ("uniform:500-4000")
+// where one was asked, else the fixed count; "" when neither was recorded.
+func lengthText(dist string, fixed int) string {
+	switch {
+	case dist != "":
+		return dist
+	case fixed > 0:
+		return fmtInt(int64(fixed))
+	}
+	return ""
 }

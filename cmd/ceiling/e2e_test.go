@@ -28,10 +28,10 @@ func TestEndToEndRealServer(t *testing.T) {
 	dir := t.TempDir()
 	trace := filepath.Join(dir, "run.parquet")
 	// Two levels beyond the 4 slots, so that the plateau of decode concurrency stands
-	// out from the noise of a loaded machine; 4 requests per worker at c=16 keep every
+	// out from the noise of a loaded machine; 8 requests per worker at c=16 keep every
 	// level valid.
 	ceiling(t, "record", "--url", srv.URL, "--concurrency", "1,2,4,8,16",
-		"--requests-per-level", "64", "--warmup", "2", "--prompt-tokens", "64", "--output-tokens", "32",
+		"--requests-per-level", "128", "--warmup", "2", "--prompt-tokens", "64", "--output-tokens", "32",
 		"--ignore-eos", "--scrape-interval", "200ms", "-o", trace)
 
 	if _, err := os.Stat(strings.TrimSuffix(trace, ".parquet") + ".metrics.parquet"); err != nil {

@@ -280,18 +280,32 @@ func parseJSONConfig(data []byte) ([]configValue, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	line := func() int { return 1 + bytes.Count(data[:dec.InputOffset()], []byte("\n")) }
-	if tok, err := dec.Token(); err != nil {
+	if tok, err := dec.Token(); err == io.EOF {
+		return nil, nil // empty: "no keys"
+	} else if err != nil {
 		return nil, err
 	} else if tok != json.Delim('{') {
 		return nil, errors.New("want an object of flag names to values")
 	}
+	out, err := jsonObject(dec, line)
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return nil, errors.New("the file ends inside the object")
+	}
+	return out, err
+}
+
+// jsonObject reads the keys and values of the object dec has just opened.
+func jsonObject(dec *json.Decoder, line func() int) ([]configValue, error) {
 	var out []configValue
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
 			return nil, fmt.Errorf("line %d: %w", line(), err)
 		}
-		key := tok.(string) // an object's keys are strings, or Token fails
+		key, ok := tok.(string)
+		if !ok {
+			return nil, fmt.Errorf("line %d: want a key, found %v", line(), tok)
+		}
 		at := line()
 		var v any
 		if err := dec.Decode(&v); err != nil {

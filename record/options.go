@@ -74,6 +74,9 @@ type Options struct {
 
 	Declared trace.Declared
 	Version  string
+	// Config is the configuration as given (trace.RunInfo.Config), stored as is:
+	// the CLI leaves the key, URL credentials and the output file out of it.
+	Config map[string]string
 
 	Progress io.Writer // progress lines (stderr); nil = none
 	Live     bool      // rewrite one line per level (a terminal)
@@ -245,6 +248,13 @@ func (o *Options) plan() trace.Plan {
 func (o Options) Validate() error {
 	o.defaults()
 	return o.validate()
+}
+
+// Plan is the plan a recording with these options stores (trace.RunInfo.Plan): the
+// CLI compares it with a trace's before re-running that trace's config.
+func (o Options) Plan() trace.Plan {
+	o.defaults()
+	return o.plan()
 }
 
 // maxConcurrency is the largest number of requests in flight the plan asks for.

@@ -208,6 +208,7 @@ func Record(ctx context.Context, opts Options) (trace.RunInfo, error) {
 		Declared: opts.Declared,
 		Levels:   []trace.LevelInfo{},
 		Workload: wl.Calibrated,
+		Config:   opts.Config,
 	}
 	r.info.OutputControl, r.minTokens = outputControl(opts.IgnoreEOS, pr.Server.Kind)
 	if resume != nil {
@@ -217,6 +218,9 @@ func Record(ctx context.Context, opts Options) (trace.RunInfo, error) {
 		r.info.RunID = resume.Info.RunID
 		r.info.Started = resume.Info.Started
 		r.info.Levels = resume.Info.Levels
+		if resume.Info.Config != nil {
+			r.info.Config = resume.Info.Config // the sweep as first given: the plan is checked equal
+		}
 		r.info.Resumed = append(resume.Info.Resumed, time.Now().UTC())
 		r.nextID = resume.NextID
 		r.progress("resuming %s at level %d", opts.Output, resume.NextLevel)

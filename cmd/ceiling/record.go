@@ -62,10 +62,11 @@ func runRecord(ctx context.Context, e env, args []string) int {
 	notes := fs.String("notes", "", "free text stored with the run")
 	var cf capacityFlags
 	cf.addDeployment(fs) // stored as declared, not measured
+	cfgFlags := addConfigFlags(fs)
 	h := help{name: "record", head: "Usage: ceiling record --url URL (--concurrency LIST|auto | --rate LIST) -o FILE [flags]\n\n" +
 		"Sweeps concurrency levels against an OpenAI-compatible server and writes one Parquet row per request.\n" +
 		"--model-config, --gpu, --gpus, --tp, --dp, --pp and --ep are stored in the trace as declared (not measured).\n",
-		example: recordExample}
+		example: recordExample + configExample}
 	if code, ok := h.parse(e, fs, args); !ok {
 		return code
 	}
@@ -73,6 +74,11 @@ func runRecord(ctx context.Context, e env, args []string) int {
 	if fs.NArg() > 0 {
 		return usageErr(fmt.Sprintf("unexpected argument %q", fs.Arg(0)))
 	}
+	cfg, cfgErr := cfgFlags.apply(fs) // flags not given here, from --config or --config-from
+	if cfgErr != nil {
+		return usageErr(cfgErr.Error())
+	}
+	usageErr = func(msg string) int { return h.usageError(e, cfg.blame(msg)) }
 	if *url == "" {
 		return usageErr("--url is required")
 	}
@@ -136,6 +142,7 @@ func runRecord(ctx context.Context, e env, args []string) int {
 		Version:            version,
 		Progress:           e.stderr,
 		Live:               e.isTerminal,
+		Config:             givenConfig(fs),
 	}
 	// A length is a whole number (fixed, as before) or a distribution.
 	if n, err := strconv.Atoi(strings.TrimSpace(*promptTokens)); err == nil && n > 0 {
@@ -181,6 +188,7 @@ func runRecord(ctx context.Context, e env, args []string) int {
 		return usageErr(err.Error())
 	}
 
+	cfg.checkPlan(e.stderr, opts)
 	info, err := record.Record(ctx, opts)
 	if info.RunID != "" && (err == nil || errors.Is(err, record.ErrInterrupted) || errors.Is(err, record.ErrServerGone)) {
 		where := opts.Output

@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -122,3 +124,36 @@ func validSamples(samples []MetricSample) []MetricSample {
 func toValid(s string) string { return strings.ToValidUTF8(s, "\uFFFD") }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// ReadInfo reads the run info of the trace at path, of any schema version up to
+// SchemaVersion, without reading its rows.
+func ReadInfo(path string) (RunInfo, error) {
+	var info RunInfo
+	f, err := os.Open(path)
+	if err != nil {
+		return info, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return info, err
+	}
+	pf, err := parquet.OpenFile(f, st.Size(), parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
+	if err != nil {
+		return info, fmt.Errorf("reading %s: %w", path, err)
+	}
+	v, ok := pf.Lookup(MetaSchemaVersion)
+	if !ok {
+		return info, fmt.Errorf("reading %s: not a ceiling trace (no %s in the file metadata)", path, MetaSchemaVersion)
+	}
+	if n, err := strconv.Atoi(v); err != nil || n < 1 {
+		return info, fmt.Errorf("reading %s: invalid %s %q", path, MetaSchemaVersion, v)
+	} else if want, _ := strconv.Atoi(SchemaVersion); n > want {
+		return info, fmt.Errorf("reading %s: trace schema version %d is newer than this ceiling reads (%d); upgrade ceiling", path, n, want)
+	}
+	rj, _ := pf.Lookup(MetaRun)
+	if err := json.Unmarshal([]byte(rj), &info); err != nil {
+		return info, fmt.Errorf("reading %s: bad %s metadata: %w", path, MetaRun, err)
+	}
+	return info, nil
+}

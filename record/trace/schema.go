@@ -91,6 +91,12 @@ type RunInfo struct {
 	// Source says where an imported run came from (ceiling import); nil for a run
 	// ceiling recorded.
 	Source *SourceInfo `json:"source,omitempty"`
+	// Config is the run's configuration as the user gave it, from a config file and
+	// the command line: `ceiling record` flag names (without dashes) and their
+	// values in the flags' syntax, so that `ceiling record --config-from TRACE`
+	// re-runs the sweep. It never holds the API key, credentials in a URL or the
+	// output file; absent in traces recorded before it was added.
+	Config map[string]string `json:"config,omitempty"`
 }
 
 // SourceInfo describes the benchmark results an imported run was made from.

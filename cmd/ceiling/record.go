@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -158,6 +159,10 @@ func runRecord(ctx context.Context, e env, args []string) int {
 	if *dataset != "" && !fs.Changed("prompt-tokens") {
 		opts.PromptTokens = 0
 	}
+	if !envName.MatchString(*keyEnv) {
+		// Most likely the key itself was typed here: never echo it.
+		return usageErr("--api-key-env takes the name of an environment variable (such as OPENAI_API_KEY), not the key itself; the value given is not a variable name and is not shown")
+	}
 	if fs.Changed("api-key-env") && opts.APIKey == "" {
 		return usageErr(fmt.Sprintf("--api-key-env %s: $%s is empty or unset", *keyEnv, *keyEnv))
 	}
@@ -238,6 +243,9 @@ func parseFloats(s string) ([]float64, error) {
 	}
 	return out, nil
 }
+
+// envName is what an environment variable's name looks like.
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // zeroInt says whether a length flag is a typed 0 (anything else that is not a
 // positive length, a negative number or a bad distribution, is refused where the

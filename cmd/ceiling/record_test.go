@@ -73,6 +73,8 @@ func TestRecordCLI(t *testing.T) {
 		{"bad level", nil, []string{"--url", eng.URL(), "--concurrency", "1,x", "-o", out}, 2, "not a positive integer"},
 		{"both modes", nil, []string{"--url", eng.URL(), "--concurrency", "1", "--rate", "2", "-o", out}, 2, "exclude"},
 		{"no output", nil, []string{"--url", eng.URL(), "--concurrency", "1"}, 2, "-o FILE"},
+		// The key itself typed as the variable's name is refused without echoing it.
+		{"key as key env", nil, []string{"--url", eng.URL(), "--concurrency", "1", "--api-key-env", "sk-typed-key-123", "-o", out}, 2, "not the key itself"},
 		{"empty key env", nil, []string{"--url", eng.URL(), "--concurrency", "1", "--api-key-env", "NOPE", "-o", out}, 2, "$NOPE is empty"},
 		// Issue 8 item 4: an existing trace is refused unless --force.
 		{"existing output", key("sk-cli-secret"), []string{"--url", eng.URL(), "--concurrency", "1", "-o", out}, 1, "pass --force"},

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -27,11 +28,12 @@ func TestEndToEndRealServer(t *testing.T) {
 	srv := realserver.Start(t, realserver.Options{Slots: 4, Context: 8192})
 	dir := t.TempDir()
 	trace := filepath.Join(dir, "run.parquet")
+	const perLevel = 128
 	// Two levels beyond the 4 slots, so that the plateau of decode concurrency stands
 	// out from the noise of a loaded machine; 8 requests per worker at c=16 keep every
 	// level valid.
 	ceiling(t, "record", "--url", srv.URL, "--concurrency", "1,2,4,8,16",
-		"--requests-per-level", "128", "--warmup", "2", "--prompt-tokens", "64", "--output-tokens", "32",
+		"--requests-per-level", strconv.Itoa(perLevel), "--warmup", "2", "--prompt-tokens", "64", "--output-tokens", "32",
 		"--ignore-eos", "--scrape-interval", "200ms", "-o", trace)
 
 	if _, err := os.Stat(strings.TrimSuffix(trace, ".parquet") + ".metrics.parquet"); err != nil {
@@ -53,8 +55,8 @@ func TestEndToEndRealServer(t *testing.T) {
 	byConc := map[int]analyze.Level{}
 	for _, l := range r.Levels {
 		byConc[l.Concurrency] = l
-		if l.Requests != 64 || l.Errors != 0 {
-			t.Errorf("level c=%d: %d requests, %d errors; want 64 and 0", l.Concurrency, l.Requests, l.Errors)
+		if l.Requests != perLevel || l.Errors != 0 {
+			t.Errorf("level c=%d: %d requests, %d errors; want %d and 0", l.Concurrency, l.Requests, l.Errors, perLevel)
 		}
 		if !l.Valid {
 			t.Errorf("level c=%d invalid: %s", l.Concurrency, l.InvalidReason)

@@ -63,7 +63,9 @@ func TestHostileServerFaults(t *testing.T) {
 			o := baseOptions(t, strings.Replace(eng.URL(), "http://", "http://bob:hunter2@", 1))
 			o.Concurrency = []int{2}
 			o.RequestsPerLevel = 9
-			o.Timeout = 300 * time.Millisecond
+			// Short enough that the keep-alive fault ends quickly, long enough that nine
+			// parallel subtests under -race on 2 loaded cores never stall a healthy stream.
+			o.Timeout = 2 * time.Second
 			var progress bytes.Buffer
 			o.Progress = &progress
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)

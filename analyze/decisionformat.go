@@ -14,11 +14,11 @@ func writeDecision(b *strings.Builder, r *Run, md bool) {
 		return
 	}
 	heading(b, md, 2, "Decision")
-	gpu := d.GPU
-	if gpu == "" {
-		gpu = "GPU not given"
+	if d.GPU == "" {
+		fmt.Fprintf(b, "shape: %s, GPU not declared (--gpu, --gpus)\n", d.Shape)
+	} else {
+		fmt.Fprintf(b, "shape: %s on %d × %s\n", d.Shape, d.GPUs, d.GPU)
 	}
-	fmt.Fprintf(b, "shape: %s on %d × %s\n", d.Shape, d.GPUs, gpu)
 	t := &table{head: []string{"level", "offered", "out tok/s/GPU", "user tok/s", "$/M out", "$/M total", "roofline tok/s (predicted)", "% of roofline", "regime"}}
 	for i, ld := range d.Levels {
 		row := []string{fmt.Sprint(ld.Level), offeredLabel(r.Levels[i]), numCell(ld.OutputTokSPerGPU, 1), numCell(ld.PerUserTokS, 1),
@@ -34,7 +34,13 @@ func writeDecision(b *strings.Builder, r *Run, md bool) {
 		return
 	}
 	if a := d.AtCeiling; a != nil {
-		line := fmt.Sprintf("at the ceiling (level %d, offered %g): %.1f output tok/s within the SLOs (%.0f%% of requests)", a.Level, a.Concurrency, a.OutputTokS, a.GoodputShare*100)
+		// The best valid level at or below the realistic ceiling: with a noisy sweep
+		// it need not be the level at the ceiling itself.
+		within := fmt.Sprintf("within the SLOs (%.0f%% of requests)", a.GoodputShare*100)
+		if r.SLO.TTFT == nil && r.SLO.TPOT == nil && r.SLO.E2E == nil {
+			within = "(no SLO set)"
+		}
+		line := fmt.Sprintf("best level up to the ceiling (level %d, offered %g): %.1f output tok/s %s", a.Level, a.Concurrency, a.OutputTokS, within)
 		if a.PctRoofline != nil {
 			line += fmt.Sprintf(", %.0f%% of the roofline", *a.PctRoofline)
 		}

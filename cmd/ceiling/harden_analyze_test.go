@@ -80,7 +80,9 @@ func TestKill9WithMetricsPartsAnalyzes(t *testing.T) {
 // Item 2: a second recording to the same -o with --metrics-url off leaves the first
 // run's sidecar in place; analyze must not show it as the new run's metrics.
 func TestSecondRunDoesNotInheritSidecar(t *testing.T) {
-	eng := enginetest.New(enginetest.Config{Model: "m", Kind: "vllm"})
+	// 5 ms a token: the first run lasts about half a second, so the 20 ms scrapes
+	// surely land in it (at full speed it could end before the first scrape).
+	eng := enginetest.New(enginetest.Config{Model: "m", Kind: "vllm", TokenGap: 5 * time.Millisecond})
 	defer eng.Close()
 	dir := t.TempDir()
 	out := filepath.Join(dir, "run.parquet")

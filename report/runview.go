@@ -24,10 +24,12 @@ type runView struct {
 	Deployment string
 	Workload   string
 	Evidence   []string
-	Warnings   []string
-	Cards      []card
-	Table      levelTable
-	Meta       []metaRow
+	// Server is the evidence's table of the server's counters beside the client's.
+	Server   levelTable
+	Warnings []string
+	Cards    []card
+	Table    levelTable
+	Meta     []metaRow
 	// MetaCols splits Meta into columns: two for a single run (a long list reads
 	// badly at full width), one per run otherwise.
 	MetaCols [][]metaRow
@@ -71,6 +73,7 @@ func newRunView(r *analyze.Run, label string, idx int) *runView {
 	v.Deployment = deploymentLine(r, info)
 	v.Workload = workloadLine(r, info)
 	v.Evidence = r.Ceiling.Evidence
+	v.Server = serverTable(r)
 	v.Warnings = r.Warnings
 	v.Cards = cards(v)
 	v.Table = table(r, v.ceilingLvl)

@@ -44,6 +44,9 @@ type Run struct {
 	// ServerBinding is the limit the server's own counters show, null when they
 	// show none (or there is no metrics sidecar).
 	ServerBinding *ServerBinding `json:"server_binding"`
+	// Bootstrap describes the resampling behind the levels' CIs and the stability
+	// of the ceiling (bootstrap.go); null for imported runs and with it off.
+	Bootstrap *Bootstrap `json:"bootstrap"`
 	// Timeline is a sample of one level's requests for the report's per-request chart.
 	Timeline *Timeline `json:"timeline,omitempty"`
 	// Metrics are server metric series from the sidecar, thinned for plotting.
@@ -116,6 +119,9 @@ type Level struct {
 	// Server is what the server's own /metrics said inside the window (see
 	// servercounters.go); null without a metrics sidecar or a scrape in the window.
 	Server *ServerCounters `json:"server"`
+	// CI holds the level's bootstrap confidence intervals (bootstrap.go); null for
+	// imported runs and with the bootstrap off.
+	CI *LevelCI `json:"ci"`
 
 	// winStartNs and winEndNs are the window in the trace's clock, for the sidecar.
 	winStartNs, winEndNs int64

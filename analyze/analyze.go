@@ -172,6 +172,7 @@ func buildRun(src *source, acc *runAcc, own bool, opt Options) (*Run, error) {
 	if err := modelRun(r, facts, work, opt); err != nil {
 		return nil, fmt.Errorf("analyzing %s: %w", src.name, err)
 	}
+	bootstrapRun(r, acc, opt)
 	if r.Warnings == nil {
 		r.Warnings = []string{}
 	}

@@ -49,3 +49,30 @@ func BenchmarkGapHist(b *testing.B) {
 	}
 	b.ReportMetric(float64(len(gaps))*float64(b.N)/b.Elapsed().Seconds(), "gaps/s")
 }
+
+// BenchmarkBootstrap measures what the error bars add: the same analysis with the
+// bootstrap on (1000 resamples) and off, on the committed sample sweep and on the
+// generated 20,000-request trace.
+func BenchmarkBootstrap(b *testing.B) {
+	gen := filepath.Join(b.TempDir(), "bench.parquet")
+	if err := gentrace.Write(gen, gentrace.Config{Requests: 20000, Chunks: 100, Seed: 1}); err != nil {
+		b.Fatal(err)
+	}
+	for _, src := range []struct{ name, path string }{
+		{"sample", "../samples/llamacpp-d768-4slots.parquet"},
+		{"gentrace=20000", gen},
+	} {
+		for _, mode := range []struct {
+			name      string
+			resamples int
+		}{{"bootstrap=off", -1}, {"bootstrap=1000", 0}} {
+			b.Run(src.name+"/"+mode.name, func(b *testing.B) {
+				for b.Loop() {
+					if _, err := Analyze(context.Background(), []string{src.path}, Options{TimelineLevel: -1, Resamples: mode.resamples}); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}

@@ -221,6 +221,7 @@ func writeRun(b *strings.Builder, r *Run, md bool) {
 	heading(b, md, 2, "Latency percentiles")
 	_ = latencyTable(r).write(b, md)
 	b.WriteString("\n")
+	writeIntervals(b, r, md)
 
 	if c := r.Capacity; c != nil {
 		heading(b, md, 2, "Capacity")
@@ -249,6 +250,9 @@ func writeRun(b *strings.Builder, r *Run, md bool) {
 		line("realistic ceiling: %s concurrent requests, bound by %s", concCell(r.Ceiling.Concurrency), r.Ceiling.Binding)
 	} else {
 		line("realistic ceiling: not found in the tested range")
+	}
+	if s := ceilingStabilityLine(r); s != "" {
+		line("%s", s)
 	}
 	for _, e := range r.Ceiling.Evidence {
 		if md {

@@ -230,6 +230,7 @@ type levelAcc struct {
 	every, seen     int
 	timeline        []TimelineRequest
 	timelineThinned bool
+	bins            binAcc // the window in time bins, for the bootstrap
 }
 
 // runAcc accumulates one run (one run_id of one source).
@@ -271,6 +272,7 @@ func (p *statsPass) level(k levelKey) *levelAcc {
 			l.lags = make([]int64, 0, w.n)
 		}
 		l.ws, l.we, l.steady = w.window()
+		l.bins.init(l.ws, l.we)
 		l.every = max(1, (w.n+timelineMax-1)/timelineMax)
 		l.timelineThinned = l.every > 1
 		r.levels[k.level] = l
@@ -329,6 +331,7 @@ func (p *statsPass) row(c *batchCols, i int, l *levelAcc, run *runAcc) {
 	} else {
 		l.waitNs += overlap(sent, end, l.ws, l.we)
 	}
+	l.bins.occupancy(sent, ft, end, hasTok)
 
 	l.seen++
 	if (l.seen-1)%l.every == 0 {
@@ -394,6 +397,7 @@ func (p *statsPass) row(c *batchCols, i int, l *levelAcc, run *runAcc) {
 		l.perUser = append(l.perUser, float64(out)/(float64(e2e-ttft)/1e9))
 	}
 	l.outTokens += out
+	l.bins.success(ft, end, gaps, out)
 	prompt := int64(c.targetPr.Value(i))
 	if c.promptTokens.IsValid(i) {
 		prompt = int64(c.promptTokens.Value(i))

@@ -19,4 +19,7 @@ type Options struct {
 	// TimelineLevel picks the level drawn on the per-request timeline (-1 = the level
 	// nearest the realistic ceiling).
 	TimelineLevel int
+	// Resamples is the number of bootstrap resamples behind the confidence intervals
+	// and the ceiling's stability (0 = 1000; negative = no bootstrap).
+	Resamples int
 }

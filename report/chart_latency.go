@@ -54,7 +54,13 @@ func latencyChart(b *chartBuilder, runs []analyze.Run, labels []string, ax axis,
 		}
 		c.MultiSeries = append(c.MultiSeries, s50, s99)
 	}
-	return b.add(c, "", "", unit, title+" vs concurrency", "", false, 340)
+	ttft := yName == "TTFT (s)"
+	c.MultiSeries = append(c.MultiSeries, latencyOverlays(runs, labels, ax, get, scale, ttft)...)
+	caption := "Hollow grey markers: invalid levels."
+	if ttft {
+		caption = "Vertical bars: 95% bootstrap confidence intervals of p50 and p99. " + caption
+	}
+	return b.add(c, "", "", unit, title+" vs concurrency", caption, false, 340)
 }
 
 func perUserChart(b *chartBuilder, runs []analyze.Run, labels []string) chartView {

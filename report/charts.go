@@ -81,7 +81,8 @@ func buildCharts(a *analyze.Analysis, labels []string, opt Options) ([]chartSpec
 			throughputChart(b, runs, labels, ax),
 			perUserChart(b, runs, labels),
 			effectiveChart(b, runs, labels, ax),
-		}})
+		},
+		Notes: invalidNotes(runs, labels)})
 	lat := section{ID: "latency", Title: "Latency",
 		Intro: "p50 (solid) and p99 (dashed) over every successful request of each level; horizontal lines are the latency targets (SLOs) the analysis used."}
 	for _, lc := range []struct {
@@ -115,6 +116,7 @@ func buildCharts(a *analyze.Analysis, labels []string, opt Options) ([]chartSpec
 		mem.Notes = append(mem.Notes, "Memory budget per GPU unknown: the capacity model needs the model's config.json and the GPU (--model-config, --gpu, --gpus, --tp).")
 	}
 	mem.Charts = append(mem.Charts, kvChart(b, runs, labels, ax))
+	mem.Notes = append(mem.Notes, kvCheckNotes(runs, labels)...)
 	if !hasCapacity(runs) {
 		mem.Notes = append(mem.Notes, "KV cache capacity unknown: the chart shows the workload's demand only.")
 	}

@@ -24,9 +24,11 @@ type runView struct {
 	Deployment string
 	Workload   string
 	Evidence   []string
-	Warnings   []string
-	Cards      []card
-	Table      levelTable
+	// Server is the evidence's table of the server's counters beside the client's.
+	Server   levelTable
+	Warnings []string
+	Cards    []card
+	Table    levelTable
 	// Lengths and Turns are the workload as served beside what was asked, per level
 	// and (for conversations) per turn of the key level; no rows when absent.
 	Lengths levelTable
@@ -75,6 +77,7 @@ func newRunView(r *analyze.Run, label string, idx int) *runView {
 	v.Deployment = deploymentLine(r, info)
 	v.Workload = workloadLine(r, info)
 	v.Evidence = r.Ceiling.Evidence
+	v.Server = serverTable(r)
 	v.Warnings = r.Warnings
 	v.Cards = cards(v)
 	v.Table = table(r, v.ceilingLvl)

@@ -1,0 +1,49 @@
+package analyze
+
+import (
+	"fmt"
+	"strings"
+)
+
+// writeIntervals writes the levels' bootstrap confidence intervals as a table.
+func writeIntervals(b *strings.Builder, r *Run, md bool) {
+	bs := r.Bootstrap
+	if bs == nil {
+		return
+	}
+	heading(b, md, 2, fmt.Sprintf("Confidence intervals (%.0f%%, bootstrap of %d resamples)", 100*bs.Confidence, bs.Resamples))
+	t := &table{head: []string{"level", "offered", "out tok/s", "req/s", "TTFT p50", "TTFT p99", "TPOT p50", "TPOT p99", "blocks"}}
+	for _, l := range r.Levels {
+		c := l.CI
+		if c == nil {
+			continue
+		}
+		t.rows = append(t.rows, []string{fmt.Sprint(l.Level), offeredLabel(l),
+			numCell(c.OutputTokS.Low, 1) + "–" + numCell(c.OutputTokS.High, 1),
+			numCell(c.RequestS.Low, 2) + "–" + numCell(c.RequestS.High, 2),
+			durInterval(c.TTFTP50), durInterval(c.TTFTP99), durInterval(c.TPOTP50), durInterval(c.TPOTP99),
+			numCell(c.Blocks, 0)})
+	}
+	_ = t.write(b, md)
+	b.WriteString("\n")
+}
+
+func durInterval(iv *Interval) string {
+	if iv == nil {
+		return "—"
+	}
+	return durCell(&iv.Low) + "–" + durCell(&iv.High)
+}
+
+// ceilingStabilityLine is the line under the realistic ceiling: how stable it is.
+func ceilingStabilityLine(r *Run) string {
+	bs := r.Bootstrap
+	if bs == nil || bs.Ceiling == nil {
+		return ""
+	}
+	st := bs.Ceiling
+	if st.Stable {
+		return "stability: " + st.Text
+	}
+	return "stability: UNSTABLE, " + st.Text + "; read the ceiling as the range " + rangeText(st)
+}

@@ -12,10 +12,22 @@ func TestLevelAt(t *testing.T) {
 		want []level // the plan's levels, in order, until ok is false
 		open bool    // the plan never ends (auto): check only len(want) levels
 	}{
-		{"closed", Options{Concurrency: []int{1, 4, 16}}, []level{{0, 1, 0, 0}, {1, 4, 0, 0}, {2, 16, 0, 0}}, false},
-		{"open", Options{Rates: []float64{0.5, 2}}, []level{{0, 0, 0.5, 0}, {1, 0, 2, 0}}, false},
-		{"auto doubles", Options{Auto: true}, []level{{0, 1, 0, 0}, {1, 2, 0, 0}, {2, 4, 0, 0}, {3, 8, 0, 0}, {10, 1024, 0, 0}}, true},
-		{"replay speeds", Options{Replay: "t.jsonl", ReplaySpeeds: []float64{1, 4}}, []level{{0, 0, 0, 1}, {1, 0, 0, 4}}, false},
+		{"closed", Options{Concurrency: []int{1, 4, 16}}, []level{
+			{index: 0, point: 0, concurrency: 1}, {index: 1, point: 1, concurrency: 4}, {index: 2, point: 2, concurrency: 16}}, false},
+		{"open", Options{Rates: []float64{0.5, 2}}, []level{{index: 0, rate: 0.5}, {index: 1, point: 1, rate: 2}}, false},
+		{"auto doubles", Options{Auto: true}, []level{
+			{index: 0, concurrency: 1}, {index: 1, point: 1, concurrency: 2}, {index: 2, point: 2, concurrency: 4},
+			{index: 3, point: 3, concurrency: 8}, {index: 10, point: 10, concurrency: 1024}}, true},
+		{"replay speeds", Options{Replay: "t.jsonl", ReplaySpeeds: []float64{1, 4}}, []level{{index: 0, speed: 1}, {index: 1, point: 1, speed: 4}}, false},
+		// --repeat 2: each point twice in a row, every level its own index.
+		{"closed repeated", Options{Concurrency: []int{1, 4}, Repeat: 2}, []level{
+			{index: 0, point: 0, repeat: 0, repeats: 2, concurrency: 1}, {index: 1, point: 0, repeat: 1, repeats: 2, concurrency: 1},
+			{index: 2, point: 1, repeat: 0, repeats: 2, concurrency: 4}, {index: 3, point: 1, repeat: 1, repeats: 2, concurrency: 4}}, false},
+		{"open repeated", Options{Rates: []float64{2}, Repeat: 3}, []level{
+			{index: 0, repeats: 3, rate: 2}, {index: 1, repeat: 1, repeats: 3, rate: 2}, {index: 2, repeat: 2, repeats: 3, rate: 2}}, false},
+		{"auto repeated", Options{Auto: true, Repeat: 2}, []level{
+			{index: 0, repeats: 2, concurrency: 1}, {index: 1, repeat: 1, repeats: 2, concurrency: 1},
+			{index: 2, point: 1, repeats: 2, concurrency: 2}, {index: 5, point: 2, repeat: 1, repeats: 2, concurrency: 4}}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

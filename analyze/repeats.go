@@ -165,6 +165,18 @@ func repeatRun(r *Run, slo SLO) {
 	}
 	st := stabilityOf(r.Ceiling.Concurrency, values, "repeats")
 	st.Stable = st.Share == 1 // a repeat that disagrees is not noise to outvote
+	// A handful of repeats have no middle 95%: the range is all of them.
+	for _, v := range append(values, r.Ceiling.Concurrency) {
+		if v == nil {
+			continue
+		}
+		if st.Low == nil || *v < *st.Low {
+			st.Low = ptr(*v)
+		}
+		if st.High == nil || *v > *st.High {
+			st.High = ptr(*v)
+		}
+	}
 	r.RepeatCeiling = st
 	if !st.Stable {
 		r.Warnings = append(r.Warnings, "the realistic ceiling moves between repeats: "+st.Text+

@@ -3,6 +3,8 @@ package record
 import (
 	"strings"
 	"testing"
+
+	"github.com/ceiling-llm/ceiling/record/trace"
 )
 
 func TestLevelAt(t *testing.T) {
@@ -93,5 +95,30 @@ func TestAutoStop(t *testing.T) {
 				t.Errorf("autoStop = %q, %v; want %v (…%s…)", why, stop, tt.stop, tt.why)
 			}
 		})
+	}
+}
+
+func TestPointResult(t *testing.T) {
+	levels := []trace.LevelInfo{
+		{Level: 0, Concurrency: 1, Requests: 8, Errors: 0, OutputTokS: 100},
+		{Level: 1, Concurrency: 1, Requests: 8, Errors: 1, OutputTokS: 140},
+		{Level: 2, Concurrency: 2, Requests: 8, Errors: 2, OutputTokS: 190},
+	}
+	tests := []struct {
+		c    int
+		want levelResult
+	}{
+		{1, levelResult{concurrency: 1, requests: 16, errors: 1, outputTokS: 120}},
+		{2, levelResult{concurrency: 2, requests: 8, errors: 2, outputTokS: 190}},
+		{4, levelResult{concurrency: 4}},
+	}
+	for _, tt := range tests {
+		if got := pointResult(levels, tt.c); got != tt.want {
+			t.Errorf("pointResult(c=%d) = %+v, want %+v", tt.c, got, tt.want)
+		}
+	}
+	// c=2 errs on 2 of 8: the pooled point stops the auto rule.
+	if _, stop := autoStop(pointResult(levels, 1), pointResult(levels, 2)); !stop {
+		t.Errorf("auto went on past 25%% errors")
 	}
 }

@@ -47,6 +47,11 @@ type Run struct {
 	// Bootstrap describes the resampling behind the levels' CIs and the stability
 	// of the ceiling (bootstrap.go); null for imported runs and with it off.
 	Bootstrap *Bootstrap `json:"bootstrap"`
+	// Repeats is the spread between the repeats of each sweep point (record
+	// --repeat), absent without repeats; RepeatCeiling is the realistic ceiling of
+	// each repeat alone against the pooled one (Stable: every repeat agrees).
+	Repeats       []RepeatSpread    `json:"repeats,omitempty"`
+	RepeatCeiling *CeilingStability `json:"repeat_ceiling,omitempty"`
 	// Timeline is a sample of one level's requests for the report's per-request chart.
 	Timeline *Timeline `json:"timeline,omitempty"`
 	// Metrics are server metric series from the sidecar, thinned for plotting.
@@ -59,7 +64,9 @@ type Run struct {
 // Level holds the statistics of one sweep step. Latency statistics cover every
 // successful non-warm-up request; throughput figures use the steady-state window.
 type Level struct {
-	Level       int     `json:"level"`
+	Level int `json:"level"`
+	// Repeat is which recording of its sweep point the level is (record --repeat).
+	Repeat      int     `json:"repeat,omitempty"`
 	Concurrency int     `json:"concurrency"`
 	Rate        float64 `json:"rate"`
 	Requests    int     `json:"requests"` // non-warm-up attempts

@@ -142,6 +142,9 @@ func buildRun(src *source, acc *runAcc, own bool, opt Options) (*Run, error) {
 		l := acc.levels[k]
 		lv := l.finish(k, opt.SLO)
 		sourceLevel(&lv, metaLevels[int(k)])
+		if m := metaLevels[int(k)]; m != nil {
+			lv.Repeat = m.Repeat
+		}
 		checkValidity(&lv)
 		r.Levels = append(r.Levels, lv)
 		r.Warnings = append(r.Warnings, l.warnings(lv, metaLevels[int(k)])...)

@@ -403,7 +403,7 @@ func ceilingStability(r *Run, res []*levelResamples, n int, slo SLO) *CeilingSta
 			values[b] = ceilingOf(levels, r.Ceilings.KV, slo)
 		}
 	})
-	return stabilityOf(r.Ceiling.Concurrency, values)
+	return stabilityOf(r.Ceiling.Concurrency, values, "resamples")
 }
 
 // resampledLevel is l with its figures from resample b.
@@ -425,6 +425,7 @@ func resampledLevel(l Level, rs *levelResamples, b int) Level {
 // ceilingOf is the realistic ceiling of levels by the rules of modelRun, without
 // the evidence.
 func ceilingOf(levels []Level, kv *float64, slo SLO) *float64 {
+	levels = poolRepeats(levels)
 	c := Ceilings{KV: kv}
 	if v, _, ok := batchCeiling(levels); ok {
 		c.Batch = &v
@@ -459,7 +460,7 @@ func parallel(n int, fn func(i int)) {
 }
 
 // stabilityOf summarizes the resampled ceilings against the reported one.
-func stabilityOf(reported *float64, values []*float64) *CeilingStability {
+func stabilityOf(reported *float64, values []*float64, what string) *CeilingStability {
 	key := func(v *float64) string {
 		if v == nil {
 			return "none"
@@ -499,7 +500,7 @@ func stabilityOf(reported *float64, values []*float64) *CeilingStability {
 		}
 	}
 	st.Stable = st.Share >= stableShare
-	st.Text = stabilityText(reported, st)
+	st.Text = stabilityText(reported, st, what)
 	return st
 }
 
@@ -511,8 +512,8 @@ func ceilingWord(v *float64) string {
 }
 
 // stabilityText is "32 in 91% of resamples, else 24 (7%), 48 (2%)".
-func stabilityText(reported *float64, st *CeilingStability) string {
-	s := fmt.Sprintf("%s in %.0f%% of %s", ceilingWord(reported), 100*st.Share, "resamples")
+func stabilityText(reported *float64, st *CeilingStability, what string) string {
+	s := fmt.Sprintf("%s in %.0f%% of %s", ceilingWord(reported), 100*st.Share, what)
 	var else_ []string
 	for _, o := range st.Outcomes {
 		same := (o.Concurrency == nil) == (reported == nil) && (reported == nil || *o.Concurrency == *reported)

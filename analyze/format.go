@@ -222,6 +222,7 @@ func writeRun(b *strings.Builder, r *Run, md bool) {
 	_ = latencyTable(r).write(b, md)
 	b.WriteString("\n")
 	writeIntervals(b, r, md)
+	writeRepeats(b, r, md)
 
 	if c := r.Capacity; c != nil {
 		heading(b, md, 2, "Capacity")
@@ -252,6 +253,9 @@ func writeRun(b *strings.Builder, r *Run, md bool) {
 		line("realistic ceiling: not found in the tested range")
 	}
 	if s := ceilingStabilityLine(r); s != "" {
+		line("%s", s)
+	}
+	if s := repeatCeilingLine(r); s != "" {
 		line("%s", s)
 	}
 	for _, e := range r.Ceiling.Evidence {

@@ -23,7 +23,8 @@ func modelRun(r *Run, facts serverFacts, work workloadTokens, opt Options) error
 	r.Warnings = append(r.Warnings, warnings...)
 
 	// Invalid levels (validity.go) are shown but make no ceiling and no fit.
-	levels := validLevels(r.Levels)
+	// Repeats of one point (--repeat) count once, pooled (repeats.go).
+	levels := poolRepeats(validLevels(r.Levels))
 	pts := throughputPoints(levels)
 	if len(pts) >= 3 {
 		if f, err := fitUSL(pts); err == nil {
@@ -88,6 +89,7 @@ func modelRun(r *Run, facts serverFacts, work workloadTokens, opt Options) error
 	}
 
 	r.Warnings = append(r.Warnings, ceilingWarnings(r, pts)...)
+	repeatRun(r, opt.SLO)
 	var dw []string
 	r.Decision, dw = buildDecision(r, opt)
 	r.Warnings = append(r.Warnings, dw...)

@@ -133,7 +133,7 @@ func (r *recorder) runLevel(ctx, hard context.Context, lv level, total int) (tra
 	if lv.speed > 0 {
 		lv.rate = replayRate(r.replay, lv.speed)
 	}
-	li := trace.LevelInfo{Level: lv.index, Concurrency: lv.concurrency, Rate: lv.rate, Started: time.Now().UTC()}
+	li := trace.LevelInfo{Level: lv.index, Concurrency: lv.concurrency, Rate: lv.rate, Repeat: lv.repeat, Started: time.Now().UTC()}
 	cpu0 := cpuTime()
 	wall0 := time.Now()
 

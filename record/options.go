@@ -33,6 +33,9 @@ type Options struct {
 	// when RequestsPerLevel and DurationPerLevel are both 0 (default 10 min).
 	MaxLevelDuration time.Duration
 	Warmup           int
+	// Repeat records each level this many times, back to back (default 1): see
+	// levelAt for why in order.
+	Repeat int
 
 	PromptTokens       int
 	OutputTokens       int
@@ -104,6 +107,7 @@ const DefaultRequestTimeout = 30 * time.Minute
 const (
 	MaxTokensFlag  = 1 << 24 // --prompt-tokens, --output-tokens: longer than any model's context
 	MaxConcurrency = 1 << 20 // --concurrency
+	MaxRepeat      = 100     // --repeat: more is a typo, not an experiment
 )
 
 func (o *Options) defaults() {
@@ -134,6 +138,9 @@ func (o *Options) defaults() {
 	if o.PartRows == 0 {
 		o.PartRows = 5000
 	}
+	if o.Repeat == 0 {
+		o.Repeat = 1
+	}
 	if o.MaxAutoConcurrency == 0 {
 		o.MaxAutoConcurrency = 1024
 	}
@@ -162,6 +169,8 @@ func (o *Options) validate() error {
 		return errors.New("no sweep: give --concurrency LIST|auto or --rate LIST")
 	case o.RequestsPerLevel > 0 && o.DurationPerLevel > 0:
 		return errors.New("--requests-per-level and --duration-per-level exclude each other")
+	case o.Repeat < 1 || o.Repeat > MaxRepeat:
+		return fmt.Errorf("--repeat %d: want 1 to %d recordings of each level", o.Repeat, MaxRepeat)
 	case o.RequestsPerLevel < 0 || o.DurationPerLevel < 0 || o.Warmup < 0:
 		return errors.New("--requests-per-level, --duration-per-level and --warmup must not be negative")
 	case o.OutputTokens < 1:
@@ -231,6 +240,9 @@ func (o *Options) plan() trace.Plan {
 		TimeoutS:           o.Timeout.Seconds(),
 		RequestTimeoutS:    o.RequestTimeout.Seconds(),
 		Seed:               o.Seed,
+	}
+	if o.Repeat > 1 {
+		p.Repeat = o.Repeat
 	}
 	if o.Dataset != "" {
 		p.PromptTokens = 0

@@ -117,6 +117,9 @@ func (s *levelStats) lineLocked() string {
 	} else {
 		fmt.Fprintf(&b, "  c=%d", s.lv.concurrency)
 	}
+	if s.lv.repeats > 1 {
+		fmt.Fprintf(&b, " (repeat %d/%d)", s.lv.repeat+1, s.lv.repeats)
+	}
 	if s.count > 0 {
 		fmt.Fprintf(&b, "  %d/%d req", s.done, s.count)
 	} else {

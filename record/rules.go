@@ -1,6 +1,10 @@
 package record
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/ceiling-llm/ceiling/record/trace"
+)
 
 // The sweep's rules, as pure functions of the plan and the levels measured so far,
 // so that each is tested without an engine.
@@ -8,33 +12,50 @@ import "fmt"
 // level is one step of the sweep.
 type level struct {
 	index       int
+	point       int // the sweep point (index without repeats)
+	repeat      int // which recording of the point, 0-based (--repeat)
+	repeats     int // how many recordings each point has (0 or 1: no --repeat)
 	concurrency int
 	rate        float64
 	speed       float64 // a replay level's time scale (0: not a replay)
 }
 
-// levelAt returns the i-th level of a plan (ok false past its end): the rates of an
-// open-loop plan, the concurrencies of a closed-loop one, or 1, 2, 4, ... for auto.
+// levelAt returns the i-th level of a plan (ok false past its end). With --repeat
+// N, levels i = N*p .. N*p+N-1 are the N recordings of point p, back to back: the
+// server's caches and batch state carry over between consecutive levels whatever
+// the order, and in order the auto rule judges a point once all its repeats are in
+// and the progress reads point by point.
 func levelAt(o *Options, i int) (level, bool) {
+	n := max(o.Repeat, 1)
+	lv, ok := pointAt(o, i/n)
+	lv.index, lv.point, lv.repeat = i, i/n, i%n
+	if n > 1 {
+		lv.repeats = n
+	}
+	return lv, ok
+}
+
+// pointAt returns the p-th point of a plan: the rates of an open-loop plan, the
+// concurrencies of a closed-loop one, or 1, 2, 4, ... for auto.
+func pointAt(o *Options, p int) (level, bool) {
 	switch {
 	case o.Replay != "":
-		if i >= len(o.ReplaySpeeds) {
+		if p >= len(o.ReplaySpeeds) {
 			return level{}, false
 		}
-		return level{index: i, speed: o.ReplaySpeeds[i]}, true
+		return level{speed: o.ReplaySpeeds[p]}, true
 	case len(o.Rates) > 0:
-		if i >= len(o.Rates) {
+		if p >= len(o.Rates) {
 			return level{}, false
 		}
-		return level{index: i, rate: o.Rates[i]}, true
+		return level{rate: o.Rates[p]}, true
 	case o.Auto:
-		c := 1 << i
-		return level{index: i, concurrency: c}, true
+		return level{concurrency: 1 << p}, true
 	default:
-		if i >= len(o.Concurrency) {
+		if p >= len(o.Concurrency) {
 			return level{}, false
 		}
-		return level{index: i, concurrency: o.Concurrency[i]}, true
+		return level{concurrency: o.Concurrency[p]}, true
 	}
 }
 
@@ -73,4 +94,24 @@ func autoStop(prev, cur levelResult) (string, bool) {
 			prev.concurrency, prev.outputTokS, cur.concurrency, cur.outputTokS), true
 	}
 	return "", false
+}
+
+// pointResult pools the recorded repeats of the point at concurrency c for the auto
+// rule: requests and errors summed, throughput averaged.
+func pointResult(levels []trace.LevelInfo, c int) levelResult {
+	r := levelResult{concurrency: c}
+	n := 0
+	for _, l := range levels {
+		if l.Concurrency != c || l.Rate != 0 {
+			continue
+		}
+		r.requests += l.Requests
+		r.errors += l.Errors
+		r.outputTokS += l.OutputTokS
+		n++
+	}
+	if n > 0 {
+		r.outputTokS /= float64(n)
+	}
+	return r
 }

@@ -3,6 +3,8 @@ package record
 import (
 	"strings"
 	"testing"
+
+	"github.com/ceiling-llm/ceiling/record/trace"
 )
 
 func TestLevelAt(t *testing.T) {
@@ -12,10 +14,22 @@ func TestLevelAt(t *testing.T) {
 		want []level // the plan's levels, in order, until ok is false
 		open bool    // the plan never ends (auto): check only len(want) levels
 	}{
-		{"closed", Options{Concurrency: []int{1, 4, 16}}, []level{{0, 1, 0, 0}, {1, 4, 0, 0}, {2, 16, 0, 0}}, false},
-		{"open", Options{Rates: []float64{0.5, 2}}, []level{{0, 0, 0.5, 0}, {1, 0, 2, 0}}, false},
-		{"auto doubles", Options{Auto: true}, []level{{0, 1, 0, 0}, {1, 2, 0, 0}, {2, 4, 0, 0}, {3, 8, 0, 0}, {10, 1024, 0, 0}}, true},
-		{"replay speeds", Options{Replay: "t.jsonl", ReplaySpeeds: []float64{1, 4}}, []level{{0, 0, 0, 1}, {1, 0, 0, 4}}, false},
+		{"closed", Options{Concurrency: []int{1, 4, 16}}, []level{
+			{index: 0, point: 0, concurrency: 1}, {index: 1, point: 1, concurrency: 4}, {index: 2, point: 2, concurrency: 16}}, false},
+		{"open", Options{Rates: []float64{0.5, 2}}, []level{{index: 0, rate: 0.5}, {index: 1, point: 1, rate: 2}}, false},
+		{"auto doubles", Options{Auto: true}, []level{
+			{index: 0, concurrency: 1}, {index: 1, point: 1, concurrency: 2}, {index: 2, point: 2, concurrency: 4},
+			{index: 3, point: 3, concurrency: 8}, {index: 10, point: 10, concurrency: 1024}}, true},
+		{"replay speeds", Options{Replay: "t.jsonl", ReplaySpeeds: []float64{1, 4}}, []level{{index: 0, speed: 1}, {index: 1, point: 1, speed: 4}}, false},
+		// --repeat 2: each point twice in a row, every level its own index.
+		{"closed repeated", Options{Concurrency: []int{1, 4}, Repeat: 2}, []level{
+			{index: 0, point: 0, repeat: 0, repeats: 2, concurrency: 1}, {index: 1, point: 0, repeat: 1, repeats: 2, concurrency: 1},
+			{index: 2, point: 1, repeat: 0, repeats: 2, concurrency: 4}, {index: 3, point: 1, repeat: 1, repeats: 2, concurrency: 4}}, false},
+		{"open repeated", Options{Rates: []float64{2}, Repeat: 3}, []level{
+			{index: 0, repeats: 3, rate: 2}, {index: 1, repeat: 1, repeats: 3, rate: 2}, {index: 2, repeat: 2, repeats: 3, rate: 2}}, false},
+		{"auto repeated", Options{Auto: true, Repeat: 2}, []level{
+			{index: 0, repeats: 2, concurrency: 1}, {index: 1, repeat: 1, repeats: 2, concurrency: 1},
+			{index: 2, point: 1, repeats: 2, concurrency: 2}, {index: 5, point: 2, repeat: 1, repeats: 2, concurrency: 4}}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -81,5 +95,30 @@ func TestAutoStop(t *testing.T) {
 				t.Errorf("autoStop = %q, %v; want %v (…%s…)", why, stop, tt.stop, tt.why)
 			}
 		})
+	}
+}
+
+func TestPointResult(t *testing.T) {
+	levels := []trace.LevelInfo{
+		{Level: 0, Concurrency: 1, Requests: 8, Errors: 0, OutputTokS: 100},
+		{Level: 1, Concurrency: 1, Requests: 8, Errors: 1, OutputTokS: 140},
+		{Level: 2, Concurrency: 2, Requests: 8, Errors: 2, OutputTokS: 190},
+	}
+	tests := []struct {
+		c    int
+		want levelResult
+	}{
+		{1, levelResult{concurrency: 1, requests: 16, errors: 1, outputTokS: 120}},
+		{2, levelResult{concurrency: 2, requests: 8, errors: 2, outputTokS: 190}},
+		{4, levelResult{concurrency: 4}},
+	}
+	for _, tt := range tests {
+		if got := pointResult(levels, tt.c); got != tt.want {
+			t.Errorf("pointResult(c=%d) = %+v, want %+v", tt.c, got, tt.want)
+		}
+	}
+	// c=2 errs on 2 of 8: the pooled point stops the auto rule.
+	if _, stop := autoStop(pointResult(levels, 1), pointResult(levels, 2)); !stop {
+		t.Errorf("auto went on past 25%% errors")
 	}
 }

@@ -54,12 +54,7 @@ func (r *recorder) sweep(ctx context.Context, start int) error {
 	}()
 
 	capLevel, capWhy := autoCap(r.kvCap, r.opts.PromptTokens, r.opts.OutputTokens, r.opts.MaxAutoConcurrency)
-	var prev levelResult
-	if start > 0 && len(r.info.Levels) > 0 {
-		last := r.info.Levels[len(r.info.Levels)-1]
-		prev = levelResult{concurrency: last.Concurrency, outputTokS: last.OutputTokS}
-	}
-	total := len(r.opts.Concurrency) + len(r.opts.Rates) + len(r.opts.ReplaySpeeds)
+	total := (len(r.opts.Concurrency) + len(r.opts.Rates) + len(r.opts.ReplaySpeeds)) * max(r.opts.Repeat, 1)
 	for i := start; ; i++ {
 		lv, ok := levelAt(&r.opts, i)
 		if !ok {
@@ -101,14 +96,19 @@ func (r *recorder) sweep(ctx context.Context, start int) error {
 			r.info.StopReason = fmt.Sprintf("interrupted during level %d", lv.index)
 			return ErrInterrupted
 		}
-		if r.opts.Auto {
-			cur := levelResult{concurrency: lv.concurrency, requests: li.Requests, errors: li.Errors, outputTokS: li.OutputTokS}
+		if r.opts.Auto && lv.repeat == max(r.opts.Repeat, 1)-1 {
+			// The point is judged on all its repeats, against the previous point's
+			// (the levels already sealed, so --resume needs no state of its own).
+			cur := pointResult(r.info.Levels, lv.concurrency)
+			var prev levelResult
+			if lv.point > 0 {
+				prev = pointResult(r.info.Levels, lv.concurrency/2)
+			}
 			if why, stop := autoStop(prev, cur); stop {
 				r.info.StopReason = why
 				r.progress("%s", r.info.StopReason)
 				return nil
 			}
-			prev = cur
 		}
 	}
 }

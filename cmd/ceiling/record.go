@@ -34,6 +34,7 @@ func runRecord(ctx context.Context, e env, args []string) int {
 	perLevel := fs.Int("requests-per-level", 0, "measured requests per level (default: until every worker completed 4 and the steady state lasted 30s)")
 	perLevelDur := fs.Duration("duration-per-level", 0, "send requests for this long per level instead of a count, e.g. 60s")
 	maxLevelDur := fs.Duration("max-level-duration", 10*time.Minute, "cap of a level sized by the default rule (neither --requests-per-level nor --duration-per-level)")
+	repeat := fs.Int("repeat", 1, "record each level N times, all repeats of a level back to back before the next (the server's caches and batch state carry over between consecutive levels in any order; in order keeps --concurrency auto and the progress point by point); analyze pools them and shows the spread")
 	warmup := fs.Int("warmup", 0, "extra requests at the start of each level, recorded with warmup=true")
 	promptTokens := fs.String("prompt-tokens", "1024", "synthetic prompt length in tokens, as the server counts them: N, uniform:MIN-MAX, normal:MEAN,SD, lognormal:MEDIAN,SIGMA (drawn per request with --seed)")
 	outputTokens := fs.String("output-tokens", "512", "max_tokens of each request: N, uniform:MIN-MAX, normal:MEAN,SD, lognormal:MEDIAN,SIGMA, or dataset (the dataset's answer lengths)")
@@ -92,6 +93,7 @@ func runRecord(ctx context.Context, e env, args []string) int {
 		bad  bool
 	}{
 		{"requests-per-level", *perLevel <= 0},
+		{"repeat", *repeat <= 0},
 		{"prompt-tokens", zeroInt(*promptTokens) && *dataset == ""},
 		{"output-tokens", zeroInt(*outputTokens)},
 		{"duration-per-level", *perLevelDur <= 0},
@@ -118,6 +120,7 @@ func runRecord(ctx context.Context, e env, args []string) int {
 		DurationPerLevel:   *perLevelDur,
 		MaxLevelDuration:   *maxLevelDur,
 		Warmup:             *warmup,
+		Repeat:             *repeat,
 		Dataset:            *dataset,
 		DatasetFilter:      *datasetFilter,
 		DatasetMaxTokens:   *datasetMax,

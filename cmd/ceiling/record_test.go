@@ -86,6 +86,8 @@ func TestRecordCLI(t *testing.T) {
 		// Item 16: a typed zero is refused, not replaced by the default; a bad --url is a usage error.
 		{"prompt tokens 0", nil, []string{"--url", eng.URL(), "--concurrency", "1", "--prompt-tokens", "0", "-o", out + "5"}, 2, "--prompt-tokens 0: must be positive"},
 		{"requests per level 0", nil, []string{"--url", eng.URL(), "--concurrency", "1", "--requests-per-level", "0", "-o", out + "5"}, 2, "--requests-per-level 0: must be positive"},
+		{"repeat 0", nil, []string{"--url", eng.URL(), "--concurrency", "1", "--repeat", "0", "-o", out + "5"}, 2, "--repeat 0: must be positive"},
+		{"repeat too many", nil, []string{"--url", eng.URL(), "--concurrency", "1", "--repeat", "101", "-o", out + "5"}, 2, "--repeat 101"},
 		{"timeout 0s", nil, []string{"--url", eng.URL(), "--concurrency", "1", "--timeout", "0s", "-o", out + "5"}, 2, "--timeout 0s: must be positive"},
 		{"request timeout 0s", nil, []string{"--url", eng.URL(), "--concurrency", "1", "--request-timeout", "0s", "-o", out + "5"}, 2, "--request-timeout 0s"},
 		{"invalid url scheme", nil, []string{"--url", "ftp://h:1", "--concurrency", "1", "-o", out + "5"}, 2, "invalid --url"},

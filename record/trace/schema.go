@@ -142,6 +142,8 @@ type Plan struct {
 	TimeoutS           float64   `json:"timeout_s,omitempty"`
 	RequestTimeoutS    float64   `json:"request_timeout_s,omitempty"`
 	Seed               uint64    `json:"seed"`
+	// Repeat is how many times each level is recorded, back to back; absent = 1.
+	Repeat int `json:"repeat,omitempty"`
 	// Workload shapes, in the flags' syntax; absent for the fixed lengths, closed
 	// or Poisson arrivals and single requests of schema version 1.
 	PromptLengths    string    `json:"prompt_lengths,omitempty"` // e.g. "lognormal:2000,0.6"
@@ -196,13 +198,16 @@ type Declared struct {
 // LevelInfo records how one sweep step ran, including the client's own load so that
 // a client bottleneck can be told from a server one.
 type LevelInfo struct {
-	Level       int       `json:"level"`
-	Concurrency int       `json:"concurrency"`
-	Rate        float64   `json:"rate"`
-	Started     time.Time `json:"started"`
-	Ended       time.Time `json:"ended"`
-	Requests    int       `json:"requests"`
-	Errors      int       `json:"errors"`
+	Level       int     `json:"level"`
+	Concurrency int     `json:"concurrency"`
+	Rate        float64 `json:"rate"`
+	// Repeat is which recording of its sweep point (same concurrency or rate) the
+	// level is, 0-based, with --repeat; Level stays distinct for every repeat.
+	Repeat   int       `json:"repeat,omitempty"`
+	Started  time.Time `json:"started"`
+	Ended    time.Time `json:"ended"`
+	Requests int       `json:"requests"`
+	Errors   int       `json:"errors"`
 	// Rows is the number of rows of the level sealed (warm-up included): a level is
 	// listed only once all of them are, and --resume re-runs one whose rows are
 	// missing. 0 in traces written before it was added.

@@ -1,0 +1,227 @@
+package analyze
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Repeats (ceiling record --repeat N): the levels of one sweep point, the same
+// offered concurrency or rate, are its repeats. Every repeat stays a level of its
+// own; the ceilings and fits see one pooled level per point, and the repeats each
+// alone say whether the ceiling moves between them.
+
+// RepeatSpread is how far one point's repeats lie apart.
+type RepeatSpread struct {
+	Concurrency int     `json:"concurrency"`
+	Rate        float64 `json:"rate"`
+	// Levels are the point's level indices, every repeat; the spread below is over
+	// the valid ones (an invalid level's figures measure nothing).
+	Levels        []int   `json:"levels"`
+	OutputTokSMin float64 `json:"output_tok_s_min"`
+	OutputTokSMax float64 `json:"output_tok_s_max"`
+	// TTFTP99Min and TTFTP99Max are null when no valid repeat has a TTFT.
+	TTFTP99Min *float64 `json:"ttft_p99_min"`
+	TTFTP99Max *float64 `json:"ttft_p99_max"`
+}
+
+type pointKey struct {
+	concurrency int
+	rate        float64
+}
+
+func pointOf(l Level) pointKey { return pointKey{l.Concurrency, l.Rate} }
+
+// pointGroups groups levels by sweep point, in order of each point's first level.
+func pointGroups(levels []Level) [][]Level {
+	var groups [][]Level
+	at := map[pointKey]int{}
+	for _, l := range levels {
+		k := pointOf(l)
+		i, ok := at[k]
+		if !ok {
+			i = len(groups)
+			at[k] = i
+			groups = append(groups, nil)
+		}
+		groups[i] = append(groups[i], l)
+	}
+	return groups
+}
+
+// poolRepeats returns one level per sweep point: a point's only level as it is,
+// else its first repeat carrying the mean of the repeats' throughput and
+// concurrencies and the median of their p99 latencies (what the ceiling rules read).
+// levels are the valid ones.
+func poolRepeats(levels []Level) []Level {
+	groups := pointGroups(levels)
+	if len(groups) == len(levels) {
+		return levels
+	}
+	out := make([]Level, 0, len(groups))
+	for _, g := range groups {
+		p := g[0]
+		if len(g) == 1 {
+			out = append(out, p)
+			continue
+		}
+		p.OutputTokS = meanOf(g, func(l Level) float64 { return l.OutputTokS })
+		p.RequestS = meanOf(g, func(l Level) float64 { return l.RequestS })
+		p.DecodeConcurrency = meanOf(g, func(l Level) float64 { return l.DecodeConcurrency })
+		p.WaitingConcurrency = meanOf(g, func(l Level) float64 { return l.WaitingConcurrency })
+		p.TTFT.P99 = medianOf(g, func(l Level) *float64 { return l.TTFT.P99 })
+		p.TPOT.P99 = medianOf(g, func(l Level) *float64 { return l.TPOT.P99 })
+		p.E2E.P99 = medianOf(g, func(l Level) *float64 { return l.E2E.P99 })
+		p.Requests, p.Errors = 0, 0
+		for _, l := range g {
+			p.Requests += l.Requests
+			p.Errors += l.Errors
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+func meanOf(g []Level, f func(Level) float64) float64 {
+	var s float64
+	for _, l := range g {
+		s += f(l)
+	}
+	return s / float64(len(g))
+}
+
+// medianOf is the median of the non-null values, null when there are none.
+func medianOf(g []Level, f func(Level) *float64) *float64 {
+	var v []float64
+	for _, l := range g {
+		if p := f(l); p != nil {
+			v = append(v, *p)
+		}
+	}
+	if len(v) == 0 {
+		return nil
+	}
+	sort.Float64s(v)
+	n := len(v)
+	return ptr((v[(n-1)/2] + v[n/2]) / 2)
+}
+
+// repeatRun fills r.Repeats and r.RepeatCeiling, and warns when the realistic
+// ceiling moves between repeats. It needs r.Ceiling and r.Ceilings.KV computed.
+func repeatRun(r *Run, slo SLO) {
+	all := pointGroups(r.Levels)
+	if len(all) == len(r.Levels) {
+		return // no point was recorded twice
+	}
+	for _, g := range all {
+		s := RepeatSpread{Concurrency: g[0].Concurrency, Rate: g[0].Rate}
+		first := true
+		for _, l := range g {
+			s.Levels = append(s.Levels, l.Level)
+			if !l.Valid {
+				continue
+			}
+			if first || l.OutputTokS < s.OutputTokSMin {
+				s.OutputTokSMin = l.OutputTokS
+			}
+			if first || l.OutputTokS > s.OutputTokSMax {
+				s.OutputTokSMax = l.OutputTokS
+			}
+			first = false
+			if t := l.TTFT.P99; t != nil {
+				if s.TTFTP99Min == nil || *t < *s.TTFTP99Min {
+					s.TTFTP99Min = ptr(*t)
+				}
+				if s.TTFTP99Max == nil || *t > *s.TTFTP99Max {
+					s.TTFTP99Max = ptr(*t)
+				}
+			}
+		}
+		r.Repeats = append(r.Repeats, s)
+	}
+
+	// The ceiling of each repeat alone, from its valid levels. A repeat that lacks
+	// a point the others have (an invalid level, an interrupted sweep) would move
+	// the ceiling for that reason alone: it is left out of the comparison.
+	valid := validLevels(r.Levels)
+	points := len(pointGroups(valid))
+	byRepeat := map[int][]Level{}
+	for _, l := range valid {
+		byRepeat[l.Repeat] = append(byRepeat[l.Repeat], l)
+	}
+	reps := make([]int, 0, len(byRepeat))
+	for k, ls := range byRepeat {
+		if len(pointGroups(ls)) == points {
+			reps = append(reps, k)
+		}
+	}
+	if len(reps) < 2 {
+		return
+	}
+	sort.Ints(reps)
+	values := make([]*float64, len(reps))
+	for i, k := range reps {
+		values[i] = ceilingOf(byRepeat[k], r.Ceilings.KV, slo)
+	}
+	st := stabilityOf(r.Ceiling.Concurrency, values, "repeats")
+	st.Stable = st.Share == 1 // a repeat that disagrees is not noise to outvote
+	// A handful of repeats have no middle 95%: the range is all of them.
+	for _, v := range append(values, r.Ceiling.Concurrency) {
+		if v == nil {
+			continue
+		}
+		if st.Low == nil || *v < *st.Low {
+			st.Low = ptr(*v)
+		}
+		if st.High == nil || *v > *st.High {
+			st.High = ptr(*v)
+		}
+	}
+	r.RepeatCeiling = st
+	if !st.Stable {
+		r.Warnings = append(r.Warnings, "the realistic ceiling moves between repeats: "+st.Text+
+			" (pooled: "+ceilingWord(r.Ceiling.Concurrency)+"): read it as the range "+rangeText(st)+
+			", and rerun with longer levels or more repeats to narrow it")
+	}
+}
+
+// writeRepeats writes the spread between each point's repeats, and the ceiling's
+// agreement across them.
+func writeRepeats(b *strings.Builder, r *Run, md bool) {
+	if len(r.Repeats) == 0 {
+		return
+	}
+	heading(b, md, 2, "Repeats (ceilings and fits use each point's mean)")
+	t := &table{head: []string{"point", "levels", "out tok/s min–max", "TTFT p99 min–max"}}
+	for _, s := range r.Repeats {
+		pt := fmt.Sprintf("c=%d", s.Concurrency)
+		if s.Rate > 0 {
+			pt = fmt.Sprintf("rate=%g/s", s.Rate)
+		}
+		ls := make([]string, len(s.Levels))
+		for i, l := range s.Levels {
+			ls[i] = fmt.Sprint(l)
+		}
+		ttft := "—"
+		if s.TTFTP99Min != nil {
+			ttft = durCell(s.TTFTP99Min) + "–" + durCell(s.TTFTP99Max)
+		}
+		t.rows = append(t.rows, []string{pt, strings.Join(ls, ","),
+			numCell(s.OutputTokSMin, 1) + "–" + numCell(s.OutputTokSMax, 1), ttft})
+	}
+	_ = t.write(b, md)
+	b.WriteString("\n")
+}
+
+// repeatCeilingLine is the line under the realistic ceiling: whether the repeats
+// agree on it.
+func repeatCeilingLine(r *Run) string {
+	st := r.RepeatCeiling
+	if st == nil {
+		return ""
+	}
+	if st.Stable {
+		return "across repeats: " + st.Text
+	}
+	return "across repeats: MOVES, " + st.Text + "; read the ceiling as the range " + rangeText(st)
+}

@@ -28,9 +28,14 @@ type RepeatSpread struct {
 type pointKey struct {
 	concurrency int
 	rate        float64
+	first       int // the level index of the point's repeat 0
 }
 
-func pointOf(l Level) pointKey { return pointKey{l.Concurrency, l.Rate} }
+// pointOf is the sweep point a level records. Repeats run back to back, so level
+// index minus repeat number is the point's first level: two levels at the same
+// concurrency that are not marked as repeats (an imported sweep over prompt lengths,
+// say) stay two points.
+func pointOf(l Level) pointKey { return pointKey{l.Concurrency, l.Rate, l.Level - l.Repeat} }
 
 // pointGroups groups levels by sweep point, in order of each point's first level.
 func pointGroups(levels []Level) [][]Level {

@@ -175,6 +175,10 @@ func TestPoolRepeats(t *testing.T) {
 			[]Level{{Level: 0, Concurrency: 4, OutputTokS: 20, DecodeConcurrency: 4, TTFT: Summary{P99: fp(0.2)}, Requests: 20, Errors: 2}, lv(2, 0, 8, 40, 6, nil)}},
 		{"three repeats: median, not mean", []Level{lv(0, 0, 4, 10, 3, fp(0.1)), lv(1, 1, 4, 20, 3, fp(0.2)), lv(2, 2, 4, 30, 3, fp(0.9))},
 			[]Level{{Level: 0, Concurrency: 4, OutputTokS: 20, DecodeConcurrency: 3, TTFT: Summary{P99: fp(0.2)}, Requests: 30, Errors: 3}}},
+		// Same concurrency but not marked as repeats (an imported sweep over prompt
+		// lengths at c=16): separate points, never averaged together.
+		{"same concurrency, no repeat marks", []Level{lv(0, 0, 16, 10, 3, fp(0.1)), lv(1, 0, 16, 30, 5, fp(0.3))},
+			[]Level{lv(0, 0, 16, 10, 3, fp(0.1)), lv(1, 0, 16, 30, 5, fp(0.3))}},
 		{"a repeat without TTFT", []Level{lv(0, 0, 4, 10, 3, nil), lv(1, 1, 4, 10, 3, fp(0.4))},
 			[]Level{{Level: 0, Concurrency: 4, OutputTokS: 10, DecodeConcurrency: 3, TTFT: Summary{P99: fp(0.4)}, Requests: 20, Errors: 2}}},
 	}

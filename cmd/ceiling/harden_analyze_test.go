@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -29,30 +28,12 @@ func TestKill9WithMetricsPartsAnalyzes(t *testing.T) {
 	args := []string{"record", "--url", eng.URL(), "--concurrency", "1,2,4", "--requests-per-level", "16",
 		"--prompt-tokens", "20", "--output-tokens", "100", "--scrape-interval", "20ms", "-o", out}
 
-	child := exec.Command(os.Args[0], args...)
-	child.Env = append(os.Environ(), "CEILING_TEST_MAIN=1")
-	var stderr strings.Builder
-	child.Stderr = &stderr
-	if err := child.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- child.Wait() }()
-	t.Cleanup(func() { _ = child.Process.Kill() })
+	child, stderr, exited := startRecorder(t, args[1:]...)
 
 	// Kill once level 1 and its metrics are sealed, with level 2 in flight.
-	deadline := time.Now().Add(60 * time.Second)
-	for !sealed(t, parts, "-rows-L0001.parquet") || !sealed(t, parts, "-metrics-L0001.parquet") {
-		select {
-		case err := <-exited:
-			t.Fatalf("recorder exited before the kill: %v\n%s", err, stderr.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("level 1 and its metrics never sealed\n%s", stderr.String())
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitFor(t, "level 1 and its metrics are sealed", stderr, exited, func() bool {
+		return sealed(t, parts, "-rows-L0001.parquet") && sealed(t, parts, "-metrics-L0001.parquet")
+	})
 	if err := child.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -35,30 +34,10 @@ func TestKill9ThenResume(t *testing.T) {
 	args := []string{"record", "--url", eng.URL(), "--concurrency", "1,2,4", "--requests-per-level", "16",
 		"--prompt-tokens", "20", "--output-tokens", "100", "--metrics-url", "off", "-o", out}
 
-	child := exec.Command(os.Args[0], args...)
-	child.Env = append(os.Environ(), "CEILING_TEST_MAIN=1")
-	var stderr strings.Builder
-	child.Stderr = &stderr
-	if err := child.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- child.Wait() }()
-	t.Cleanup(func() { _ = child.Process.Kill() })
+	child, stderr, exited := startRecorder(t, args[1:]...)
 
 	// Kill as soon as level 1 is sealed: level 2 (16 requests of ~200 ms at c=4) is in flight.
-	deadline := time.Now().Add(60 * time.Second)
-	for !sealed(t, parts, "-rows-L0001.parquet") {
-		select {
-		case err := <-exited:
-			t.Fatalf("recorder exited before the kill: %v\n%s", err, stderr.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("level 1 never sealed\n%s", stderr.String())
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitFor(t, "level 1 is sealed", stderr, exited, func() bool { return sealed(t, parts, "-rows-L0001.parquet") })
 	if err := child.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}

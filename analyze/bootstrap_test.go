@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ceiling-llm/ceiling/record/trace"
+	"github.com/ceiling-llm/ceiling/trace"
 )
 
 // knownProcess is a closed-loop server whose long-run figures are known exactly: each

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/ceiling-llm/ceiling/importer"
-	"github.com/ceiling-llm/ceiling/record/trace"
+	"github.com/ceiling-llm/ceiling/trace"
 )
 
 // Imported runs: result files of other benchmark tools (see package importer) are

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow/go/v17/parquet/file"
-	"github.com/ceiling-llm/ceiling/record/trace"
+	"github.com/ceiling-llm/ceiling/trace"
 )
 
 // Integrity: what analyze checks before it trusts that a trace, its run metadata and

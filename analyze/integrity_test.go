@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ceiling-llm/ceiling/record/trace"
+	"github.com/ceiling-llm/ceiling/trace"
 )
 
 // Tests of what analyze refuses or warns about when a trace, its metadata and its

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ceiling-llm/ceiling/record/trace"
+	"github.com/ceiling-llm/ceiling/trace"
 )
 
 // t0 is an arbitrary Unix time in ns; the rows below are ms offsets from it.

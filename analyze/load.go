@@ -18,13 +18,13 @@ import (
 	"github.com/apache/arrow/go/v17/parquet"
 	"github.com/apache/arrow/go/v17/parquet/file"
 	"github.com/apache/arrow/go/v17/parquet/pqarrow"
-	"github.com/ceiling-llm/ceiling/record/trace"
+	"github.com/ceiling-llm/ceiling/trace"
 )
 
 // Loading: traces are read with Arrow record batches of batchRows rows, one batch at
 // a time, so memory is bounded by the batch size (and one column chunk's read
 // buffer), never by the file size. The column names, metadata keys and metadata
-// types are those of package record/trace, the one definition of the format; the
+// types are those of package trace, the one definition of the format; the
 // Arrow reader is this package's own.
 
 // maxSchemaVersion is the newest trace schema version this package reads.
@@ -126,7 +126,7 @@ type source struct {
 	rawMeta  json.RawMessage // the ceiling.run JSON of the newest file, passed through
 }
 
-// partKindMetrics is the kind record/trace gives a part of scraped metric samples
+// partKindMetrics is the kind trace gives a part of scraped metric samples
 // in its trace.MetaPart metadata.
 const partKindMetrics = "metrics"
 

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ceiling-llm/ceiling/record/trace"
+	"github.com/ceiling-llm/ceiling/trace"
 	"github.com/parquet-go/parquet-go"
 )
 

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ceiling-llm/ceiling/record/trace"
+	"github.com/ceiling-llm/ceiling/trace"
 )
 
 // slotServer is a closed-loop server with a fixed number of batch slots: each

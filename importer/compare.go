@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/ceiling-llm/ceiling/record/trace"
+	"github.com/ceiling-llm/ceiling/trace"
 )
 
 // Reference is one of the source tool's own summary numbers for a level, in

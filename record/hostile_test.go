@@ -13,7 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ceiling-llm/ceiling/record/enginetest"
-	"github.com/ceiling-llm/ceiling/record/trace"
+	"github.com/ceiling-llm/ceiling/trace"
 )
 
 // Items 5, 6, 8, 10, 11, 13, 15: hostile answers are recorded as what they are,

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/ceiling-llm/ceiling/record/internal/client"
-	"github.com/ceiling-llm/ceiling/record/trace"
+	"github.com/ceiling-llm/ceiling/trace"
 )
 
 // levelRun is the state of one level while it runs: which requests are issued,

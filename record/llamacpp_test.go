@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ceiling-llm/ceiling/record/trace"
+	"github.com/ceiling-llm/ceiling/trace"
 )
 
 // llamaTool finds llama-server and the d64 model: $LLAMA_SERVER and $LLAMA_MODEL,

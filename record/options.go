@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/ceiling-llm/ceiling/record/internal/client"
-	"github.com/ceiling-llm/ceiling/record/trace"
+	"github.com/ceiling-llm/ceiling/trace"
 )
 
 // Options is everything a recording needs; the CLI fills it from flags.

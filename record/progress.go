@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ceiling-llm/ceiling/record/trace"
+	"github.com/ceiling-llm/ceiling/trace"
 )
 
 // levelStats follows a level for the progress line and its LevelInfo.

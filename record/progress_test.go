@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ceiling-llm/ceiling/record/trace"
+	"github.com/ceiling-llm/ceiling/trace"
 )
 
 func TestQuantile(t *testing.T) {

@@ -18,7 +18,7 @@ import (
 	"github.com/ceiling-llm/ceiling/record/internal/client"
 	"github.com/ceiling-llm/ceiling/record/internal/probe"
 	"github.com/ceiling-llm/ceiling/record/internal/workload"
-	"github.com/ceiling-llm/ceiling/record/trace"
+	"github.com/ceiling-llm/ceiling/trace"
 )
 
 // recorder is the state of one recording.

@@ -13,7 +13,7 @@ import (
 
 	"github.com/ceiling-llm/ceiling/record/enginetest"
 	"github.com/ceiling-llm/ceiling/record/internal/client"
-	"github.com/ceiling-llm/ceiling/record/trace"
+	"github.com/ceiling-llm/ceiling/trace"
 	"github.com/parquet-go/parquet-go"
 )
 

@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/ceiling-llm/ceiling/record/internal/client"
-	"github.com/ceiling-llm/ceiling/record/trace"
+	"github.com/ceiling-llm/ceiling/trace"
 )
 
 // fillRow copies what a request measured into its trace row; the request path fills

@@ -6,7 +6,7 @@ import (
 
 	"github.com/ceiling-llm/ceiling/record/internal/client"
 	"github.com/ceiling-llm/ceiling/record/internal/sse"
-	"github.com/ceiling-llm/ceiling/record/trace"
+	"github.com/ceiling-llm/ceiling/trace"
 )
 
 // Item 5: a usage count far above max_tokens, or out of range, is not stored; the

@@ -3,7 +3,7 @@ package record
 import (
 	"fmt"
 
-	"github.com/ceiling-llm/ceiling/record/trace"
+	"github.com/ceiling-llm/ceiling/trace"
 )
 
 // The sweep's rules, as pure functions of the plan and the levels measured so far,

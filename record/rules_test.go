@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ceiling-llm/ceiling/record/trace"
+	"github.com/ceiling-llm/ceiling/trace"
 )
 
 func TestLevelAt(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 
 	"github.com/ceiling-llm/ceiling/internal/prom"
 	"github.com/ceiling-llm/ceiling/record/internal/client"
-	"github.com/ceiling-llm/ceiling/record/trace"
+	"github.com/ceiling-llm/ceiling/trace"
 )
 
 // scrapeMetrics polls url every interval until ctx ends, passing each scrape's

@@ -4,7 +4,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ceiling-llm/ceiling/record/trace"
+	"github.com/ceiling-llm/ceiling/trace"
 )
 
 // The default level size, when neither --requests-per-level nor --duration-per-level

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/ceiling-llm/ceiling/record/enginetest"
-	"github.com/ceiling-llm/ceiling/record/trace"
+	"github.com/ceiling-llm/ceiling/trace"
 )
 
 func TestLevelSizerRule(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ceiling-llm/ceiling/record/trace"
+	"github.com/ceiling-llm/ceiling/trace"
 )
 
 // sweep runs the levels from start, sealing each, until the plan ends, the auto

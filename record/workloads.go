@@ -8,7 +8,7 @@ import (
 
 	"github.com/ceiling-llm/ceiling/record/internal/client"
 	"github.com/ceiling-llm/ceiling/record/internal/workload"
-	"github.com/ceiling-llm/ceiling/record/trace"
+	"github.com/ceiling-llm/ceiling/trace"
 )
 
 // The workload options of a recording (length distributions, dataset filter,

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/ceiling-llm/ceiling/analyze"
-	"github.com/ceiling-llm/ceiling/record/trace"
+	"github.com/ceiling-llm/ceiling/trace"
 )
 
 // TestLlamaCppLengthDistributions records lognormal prompts and uniform outputs

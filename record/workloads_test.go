@@ -13,7 +13,7 @@ import (
 
 	"github.com/ceiling-llm/ceiling/record/enginetest"
 	"github.com/ceiling-llm/ceiling/record/internal/workload"
-	"github.com/ceiling-llm/ceiling/record/trace"
+	"github.com/ceiling-llm/ceiling/trace"
 )
 
 // ksDistance is the Kolmogorov–Smirnov statistic of whole-token samples against a

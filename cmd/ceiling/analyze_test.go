@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/ceiling-llm/ceiling/analyze"
-	"github.com/ceiling-llm/ceiling/record/trace"
+	"github.com/ceiling-llm/ceiling/trace"
 )
 
 // writeAnalyzeFixture writes a small closed-loop trace: 2 workers, 6 requests.

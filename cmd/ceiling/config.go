@@ -13,7 +13,7 @@ import (
 	"strings"
 
 	"github.com/ceiling-llm/ceiling/record"
-	"github.com/ceiling-llm/ceiling/record/trace"
+	"github.com/ceiling-llm/ceiling/trace"
 	"github.com/spf13/pflag"
 	"gopkg.in/yaml.v3"
 )

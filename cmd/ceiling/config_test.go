@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/ceiling-llm/ceiling/record/enginetest"
-	"github.com/ceiling-llm/ceiling/record/trace"
+	"github.com/ceiling-llm/ceiling/trace"
 )
 
 // recorded is what a run stored that its options decide: the plan, target,

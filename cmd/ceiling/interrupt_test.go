@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/ceiling-llm/ceiling/record/enginetest"
-	"github.com/ceiling-llm/ceiling/record/trace"
+	"github.com/ceiling-llm/ceiling/trace"
 )
 
 // syncBuffer is a strings.Builder safe to read while a child process writes it.

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/ceiling-llm/ceiling/record"
-	"github.com/ceiling-llm/ceiling/record/trace"
+	"github.com/ceiling-llm/ceiling/trace"
 	"github.com/spf13/pflag"
 )
 

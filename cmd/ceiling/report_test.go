@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/ceiling-llm/ceiling/analyze"
-	"github.com/ceiling-llm/ceiling/record/trace"
+	"github.com/ceiling-llm/ceiling/trace"
 )
 
 // writeSyntheticTrace writes a small closed-loop sweep (concurrency 1, 2, 4; 8

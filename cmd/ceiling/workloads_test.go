@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/ceiling-llm/ceiling/record/enginetest"
-	"github.com/ceiling-llm/ceiling/record/trace"
+	"github.com/ceiling-llm/ceiling/trace"
 )
 
 // TestRecordWorkloadFlags: bad length, mix and replay flags exit 2 naming the flag

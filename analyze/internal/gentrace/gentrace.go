@@ -10,7 +10,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/ceiling-llm/ceiling/record/trace"
+	"github.com/ceiling-llm/ceiling/trace"
 	"github.com/parquet-go/parquet-go"
 )
 

@@ -15,7 +15,7 @@ import (
 
 	"github.com/ceiling-llm/ceiling/internal/prom"
 	"github.com/ceiling-llm/ceiling/record/internal/client"
-	"github.com/ceiling-llm/ceiling/record/trace"
+	"github.com/ceiling-llm/ceiling/trace"
 )
 
 // Probe is what the server revealed about itself before the sweep.

@@ -1,4 +1,5 @@
-// Package trace is the trace format of ceiling, schema version 1 (DESIGN.md): the
+// Package trace is the trace format of ceiling (schema version 2; version 1 is still
+// read; docs/trace-schema.md): the
 // Parquet row of one request attempt, the metrics sidecar's sample, the run
 // metadata stored in the file's key-value metadata, the column names, and the
 // sealed parts a recording writes while it runs and merges at its end.

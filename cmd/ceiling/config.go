@@ -422,7 +422,12 @@ func givenConfig(fs *pflag.FlagSet) map[string]string {
 	return out
 }
 
+// withoutUserinfo is raw without user:password@ and without its query and
+// fragment (a token there is sent, never stored).
 func withoutUserinfo(raw string) string {
+	if i := strings.IndexAny(raw, "?#"); i >= 0 {
+		raw = raw[:i]
+	}
 	u, err := url.Parse(raw)
 	if err != nil {
 		if i := strings.LastIndex(raw, "@"); i >= 0 {

@@ -18,7 +18,10 @@ vLLM 'bench serve --save-result --save-detailed' JSON (one file per level, or th
 JSON Lines of --append-result), a 'vllm bench sweep' output directory, SGLang
 'bench_serving --output-file --output-details' JSON Lines, AIPerf
 profile_export.jsonl (with profile_export_aiperf.json beside it), and guidellm
-benchmarks.json. The tool is recognized from the content. The files of one sweep
+benchmarks.json. The tool is recognized from the content. A planner's predictions
+(AIConfigurator pareto.csv or best_config_topn.csv, or ceiling's planner CSV/JSON)
+are read into a PREDICTED run in ceiling's planner JSON, never into a trace; give it
+to analyze or report with --predicted. The files of one sweep
 make one run, levels ordered by concurrency (then rate).
 
 Nothing is invented: what the source lacks is listed in the warnings and in the
@@ -38,6 +41,7 @@ const importExample = `Example:
   ceiling import artifacts/run1/profile_export.jsonl -o aiperf.parquet
   ceiling import benchmarks.json -o guidellm.parquet
   ceiling import sweep-output/ -o sweep.parquet
+  ceiling import results/agg/pareto.csv -o aic-predicted.json   # AIConfigurator: predictions, not a trace
 
 `
 
@@ -61,6 +65,9 @@ func runImport(ctx context.Context, e env, args []string) int {
 		return h.usageError(e, fmt.Sprintf("--from must be one of %s, got %q", strings.Join(importer.Froms, ", "), *from))
 	}
 
+	if code, done := importPrediction(e, fs.Args(), *out); done {
+		return code
+	}
 	run, err := importer.Import(ctx, fs.Args(), importer.Options{From: *from, RunID: *runID})
 	if err != nil {
 		fmt.Fprintf(e.stderr, "ceiling import: %v\n", err)

@@ -32,6 +32,7 @@ const reportExample = `Example:
 func runReport(ctx context.Context, e env, args []string) int {
 	fs := pflag.NewFlagSet("report", pflag.ContinueOnError)
 	options := addAnalyzeFlags(fs)
+	predicted := addPredictedFlag(fs)
 	out := fs.StringP("output", "o", "report.html", "write the report to this file (- = stdout)")
 	title := fs.String("title", "", "page title (default: from the model names)")
 	h := help{name: "report", head: reportHead, example: reportExample}
@@ -50,7 +51,18 @@ func runReport(ctx context.Context, e env, args []string) int {
 		return h.usageError(e, err.Error())
 	}
 
-	a, err := analyze.Analyze(ctx, fs.Args(), opt)
+	runs, preds, err := splitPredictions(fs.Args(), *predicted)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "ceiling %s: %v\n", fs.Name(), err)
+		return exitFailed
+	}
+	if len(runs) == 0 {
+		return h.usageError(e, "no measured run given: a planner's predictions are shown beside a measured run")
+	}
+	a, err := analyze.Analyze(ctx, runs, opt)
+	if err == nil {
+		attachPredictions(a, opt, preds)
+	}
 	if err != nil {
 		fmt.Fprintf(e.stderr, "ceiling report: %v\n", flagError(err))
 		return exitFailed

@@ -169,6 +169,14 @@ func runRecord(ctx context.Context, e env, args []string) int {
 	if fs.Changed("api-key-env") && opts.APIKey == "" {
 		return usageErr(fmt.Sprintf("--api-key-env %s: $%s is empty or unset", *keyEnv, *keyEnv))
 	}
+	// The key goes to a URL that a file or a trace chose only when the command line
+	// asks for it (--api-key-env given here): a shared config never sends a secret
+	// to its own host unasked. A config cannot set api-key-env (config.go).
+	if cfg.sets("url") && !fs.Changed("api-key-env") && opts.APIKey != "" {
+		fmt.Fprintf(e.stderr, "note: not sending $%s as the API key: the URL %s comes from %s, not the command line; give --url or --api-key-env %s here to send it\n",
+			*keyEnv, withoutUserinfo(*url), strings.TrimSuffix(cfg.source, " (its stored config)"), *keyEnv)
+		opts.APIKey = ""
+	}
 	var err error
 	if strings.TrimSpace(*concurrency) == "auto" {
 		opts.Auto = true

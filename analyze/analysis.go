@@ -76,7 +76,7 @@ type Level struct {
 	// ErrorGroups are the failures by kind and message, the server's own words
 	// (errors.go); absent when nothing failed.
 	ErrorGroups []ErrorGroup `json:"error_groups,omitempty"`
-	WindowS    float64        `json:"window_s"`
+	WindowS     float64      `json:"window_s"`
 	// WindowStartS and WindowEndS are offsets from the level's first send.
 	WindowStartS      float64  `json:"window_start_s"`
 	WindowEndS        float64  `json:"window_end_s"`

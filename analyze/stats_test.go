@@ -114,7 +114,6 @@ func TestHistogramBuckets(t *testing.T) {
 	}
 }
 
-
 func TestWindow(t *testing.T) {
 	for _, tc := range []struct {
 		name       string

@@ -35,7 +35,7 @@ type runView struct {
 	Turns   levelTable
 	// Errors are the failures per level by kind, with the server's own message.
 	Errors levelTable
-	Meta    []metaRow
+	Meta   []metaRow
 	// MetaCols splits Meta into columns: two for a single run (a long list reads
 	// badly at full width), one per run otherwise.
 	MetaCols [][]metaRow

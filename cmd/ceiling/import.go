@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/ceiling-llm/ceiling/internal/atomicfile"
 	"slices"
 	"strings"
 
@@ -47,6 +48,7 @@ func runImport(ctx context.Context, e env, args []string) int {
 	from := fs.String("from", importer.FromAuto, "source tool: "+strings.Join(importer.Froms, ", "))
 	out := fs.StringP("output", "o", "", "write the trace to this file (required)")
 	runID := fs.String("run-id", "", "run id of the trace (default: the tool and the first file's name)")
+	force := fs.Bool("force", false, "replace an existing -o FILE (an input is never replaced)")
 	h := help{name: "import", head: importHead, example: importExample}
 	if code, ok := h.parse(e, fs, args); !ok {
 		return code
@@ -61,6 +63,10 @@ func runImport(ctx context.Context, e env, args []string) int {
 		return h.usageError(e, fmt.Sprintf("--from must be one of %s, got %q", strings.Join(importer.Froms, ", "), *from))
 	}
 
+	if err := (atomicfile.Guard{Inputs: fs.Args(), Force: *force}).Check(*out); err != nil {
+		fmt.Fprintf(e.stderr, "ceiling import: %v\n", err)
+		return exitFailed
+	}
 	run, err := importer.Import(ctx, fs.Args(), importer.Options{From: *from, RunID: *runID})
 	if err != nil {
 		fmt.Fprintf(e.stderr, "ceiling import: %v\n", err)

@@ -68,7 +68,7 @@ func WhatIf(r *Run, opt Options, change WhatIfChange) (*WhatIfResult, error) {
 		return nil, err
 	}
 	res := &WhatIfResult{Predicted: true, RunID: r.RunID, Rows: rows, Levels: []LevelPrediction{}, Notes: []string{},
-		Model: "each level's measured share of its roofline with prefill, times the changed deployment's roofline at the same concurrency (docs/predictions.md)",
+		Model:          "each level's measured share of its roofline with prefill, times the changed deployment's roofline at the same concurrency (docs/predictions.md)",
 		IntervalMethod: IntervalMethod}
 	if len(rows) > 1 {
 		res.Change = rows[1].Scenario

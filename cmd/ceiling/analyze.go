@@ -52,7 +52,7 @@ func runAnalyze(ctx context.Context, e env, args []string) int {
 		return h.usageError(e, err.Error())
 	}
 
-	a, err := analyze.Analyze(ctx, fs.Args(), opt)
+	a, err := analyzeInputs(ctx, fs.Args(), opt)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "ceiling analyze: %v\n", flagError(err))
 		return exitFailed

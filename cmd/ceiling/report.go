@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/ceiling-llm/ceiling/analyze"
 	"github.com/ceiling-llm/ceiling/internal/atomicfile"
 	"github.com/ceiling-llm/ceiling/report"
 	"github.com/spf13/pflag"
@@ -50,7 +49,7 @@ func runReport(ctx context.Context, e env, args []string) int {
 		return h.usageError(e, err.Error())
 	}
 
-	a, err := analyze.Analyze(ctx, fs.Args(), opt)
+	a, err := analyzeInputs(ctx, fs.Args(), opt)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "ceiling report: %v\n", flagError(err))
 		return exitFailed

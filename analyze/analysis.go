@@ -74,7 +74,10 @@ type Level struct {
 	Errors      int     `json:"errors"`
 	// ErrorKinds counts failed attempts by kind ("http_429", "timeout", "reset", ...).
 	ErrorKinds map[string]int `json:"error_kinds,omitempty"`
-	WindowS    float64        `json:"window_s"`
+	// ErrorGroups are the failures by kind and message, the server's own words
+	// (errors.go); absent when nothing failed.
+	ErrorGroups []ErrorGroup `json:"error_groups,omitempty"`
+	WindowS     float64      `json:"window_s"`
 	// WindowStartS and WindowEndS are offsets from the level's first send.
 	WindowStartS      float64  `json:"window_start_s"`
 	WindowEndS        float64  `json:"window_end_s"`

@@ -166,7 +166,7 @@ func buildRun(src *source, acc *runAcc, own bool, opt Options) (*Run, error) {
 			r.Warnings = append(r.Warnings, levelConsistency(src.meta.Levels, r.Levels, src.meta.Source == nil)...)
 		}
 	}
-	if w := validityWarning(r.Levels); w != "" {
+	if w := validityWarning(r.Levels, planSizing(src.meta.Plan, own && src.meta.Source == nil)); w != "" {
 		r.Warnings = append(r.Warnings, w)
 	}
 

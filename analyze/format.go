@@ -212,6 +212,12 @@ func writeRun(b *strings.Builder, r *Run, md bool) {
 		b.WriteString("\n")
 	}
 
+	if t := errorTable(r); t != nil {
+		heading(b, md, 2, "Errors (by kind and the server's message)")
+		_ = t.write(b, md)
+		b.WriteString("\n")
+	}
+
 	if t := serverTable(r); t != nil {
 		heading(b, md, 2, "Server counters (inside each window)")
 		_ = t.write(b, md)

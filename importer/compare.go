@@ -106,6 +106,20 @@ func definitionNote(tool string, r Reference) string {
 		case r.Stat != "mean" && r.Stat != "value":
 			return "guidellm's percentiles are order statistics without interpolation; ceiling interpolates linearly (numpy's default)"
 		}
+	case FromInferencePerf:
+		switch r.Metric {
+		case "tpot":
+			return "inference-perf's TPOT is (last token time − first token time)/(output − 1); ceiling's is (E2E − TTFT)/(output − 1), and E2E ends after the stream's final chunk"
+		case "itl":
+			return "inference-perf pools per-token gaps, 0 for the tokens that share a chunk; ceiling pools the gaps between chunks"
+		case "output_tok_s", "request_s":
+			return "inference-perf divides by the stage's first send to last end; ceiling uses the steady-state window"
+		}
+	case FromLLMPerf, FromGenAIBench:
+		switch r.Metric {
+		case "output_tok_s", "request_s":
+			return "the tool divides by its whole run's duration; ceiling's relative-timing level does the same, so a difference is the duration rebuilt from the summary"
+		}
 	case FromAIPerf:
 		switch r.Metric {
 		case "itl":

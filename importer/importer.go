@@ -1,6 +1,6 @@
 // Package importer reads the result files of other LLM serving benchmarks (vLLM
 // `bench serve` and `vllm bench sweep`, SGLang `bench_serving`, NVIDIA AIPerf,
-// guidellm) and turns their per-request records into a ceiling trace, so that
+// guidellm, Ray's llmperf, Kubernetes' inference-perf, SGLang's genai-bench) and turns their per-request records into a ceiling trace, so that
 // analyze and report work on benchmarks that were already run.
 //
 // Honesty rules the importers follow:
@@ -35,10 +35,16 @@ const (
 	FromSGLang    = "sglang"
 	FromAIPerf    = "aiperf"
 	FromGuideLLM  = "guidellm"
+	// FromLLMPerf is Ray's llmperf; FromInferencePerf Kubernetes' inference-perf;
+	// FromGenAIBench SGLang's genai-bench.
+	FromLLMPerf       = "llmperf"
+	FromInferencePerf = "inference-perf"
+	FromGenAIBench    = "genai-bench"
 )
 
 // Froms lists the values --from accepts.
-var Froms = []string{FromAuto, FromVLLM, FromVLLMSweep, FromSGLang, FromAIPerf, FromGuideLLM}
+var Froms = []string{FromAuto, FromVLLM, FromVLLMSweep, FromSGLang, FromAIPerf, FromGuideLLM,
+	FromLLMPerf, FromInferencePerf, FromGenAIBench}
 
 // ErrSummaryOnly is wrapped by the error for a file that holds a tool's summary
 // but no per-request records.
@@ -177,6 +183,9 @@ func readFiles(ctx context.Context, files []string, opt Options) ([]*Run, error)
 		if tool == FromAIPerf && given[aiperfRecordsPath(f)] && !strings.HasSuffix(f, ".jsonl") {
 			continue // AIPerf's summary of records also given: read with them
 		}
+		if tool == FromLLMPerf && strings.HasSuffix(f, "_summary.json") && given[filepath.Clean(strings.TrimSuffix(f, "_summary.json")+"_individual_responses.json")] {
+			continue // llmperf's summary of records also given: read with them
+		}
 		r, err := importFile(tool, f)
 		if err != nil {
 			return nil, err
@@ -246,6 +255,12 @@ func importFile(tool, path string) (*Run, error) {
 		return readAIPerf(path)
 	case FromGuideLLM:
 		return readGuideLLM(path)
+	case FromLLMPerf:
+		return readLLMPerf(path)
+	case FromInferencePerf:
+		return readInferencePerf(path)
+	case FromGenAIBench:
+		return readGenAIBench(path)
 	}
 	return nil, fmt.Errorf("import: unknown source tool %q (want one of %s)", tool, strings.Join(Froms, ", "))
 }

@@ -93,7 +93,7 @@ type Options struct {
 	// crashAfterLevels, in tests, makes Record return right after sealing that many
 	// levels, without merging: what a kill -9 between levels leaves on disk.
 	crashAfterLevels int
-	// steadyState, in tests, replaces sizeSteadyState of the default level size.
+	// steadyState, in tests, replaces levelrule.SteadyState in the default level size.
 	steadyState time.Duration
 }
 

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ceiling-llm/ceiling/internal/atomicfile"
 	"github.com/ceiling-llm/ceiling/record/internal/client"
 	"github.com/ceiling-llm/ceiling/record/internal/probe"
 	"github.com/ceiling-llm/ceiling/record/internal/workload"
@@ -111,6 +112,15 @@ func Record(ctx context.Context, opts Options) (trace.RunInfo, error) {
 		}
 		r.parts, r.tmpParts = ps, true
 	} else if opts.Resume {
+		// The merge at the end replaces the output: never a link, a device or an input.
+		g := outputGuard(opts)
+		g.Force = true
+		if err := g.Check(opts.Output); err != nil {
+			return trace.RunInfo{}, fmt.Errorf("--resume: %w", err)
+		}
+		if err := checkSidecar(opts); err != nil {
+			return trace.RunInfo{}, fmt.Errorf("--resume: %w", err)
+		}
 		ps, st, err := trace.ResumeParts(trace.PartsDir(opts.Output))
 		if err != nil {
 			return trace.RunInfo{}, fmt.Errorf("--resume: %w", err)
@@ -120,8 +130,11 @@ func Record(ctx context.Context, opts Options) (trace.RunInfo, error) {
 		if err := checkWritable(opts.Output); err != nil {
 			return trace.RunInfo{}, err
 		}
-		if _, err := os.Lstat(opts.Output); err == nil && !opts.Force {
-			return trace.RunInfo{}, fmt.Errorf("%s exists: pass --force to replace it, or choose another -o", opts.Output)
+		if err := outputGuard(opts).Check(opts.Output); err != nil {
+			return trace.RunInfo{}, err
+		}
+		if err := checkSidecar(opts); err != nil {
+			return trace.RunInfo{}, err
 		}
 		if opts.Force {
 			if err := trace.RemoveParts(trace.PartsDir(opts.Output)); err != nil {
@@ -255,6 +268,26 @@ func resumeLevel(st *trace.Resumed) int {
 		return 0
 	}
 	return st.NextLevel
+}
+
+// outputGuard is the rule for -o: never an input (the dataset or replay file),
+// never anything but a regular file, an existing file only with --force. The
+// sidecar beside it follows the same rule but may be replaced (it is the output's).
+func outputGuard(opts Options) atomicfile.Guard {
+	g := atomicfile.Guard{Force: opts.Force}
+	for _, in := range []string{opts.Dataset, opts.Replay} {
+		if in != "" {
+			g.Inputs = append(g.Inputs, in)
+		}
+	}
+	return g
+}
+
+// checkSidecar refuses a sidecar path that must not be replaced (a link, a device).
+func checkSidecar(opts Options) error {
+	g := outputGuard(opts)
+	g.Force = true
+	return g.Check(trace.MetricsPath(opts.Output))
 }
 
 // checkWritable fails early, with a clear message, when the trace cannot be written.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ceiling-llm/ceiling/analyze"
 	"github.com/ceiling-llm/ceiling/internal/atomicfile"
+	"github.com/ceiling-llm/ceiling/trace"
 	"github.com/spf13/pflag"
 )
 
@@ -34,6 +35,7 @@ func runAnalyze(ctx context.Context, e env, args []string) int {
 	options := addAnalyzeFlags(fs)
 	format := fs.String("format", analyze.FormatText, "output format: "+strings.Join(analyze.Formats(), ", "))
 	out := fs.StringP("output", "o", "-", "write the analysis to this file (- = stdout)")
+	force := fs.Bool("force", false, "replace an existing Parquet file at -o (an input is never replaced)")
 	h := help{name: "analyze", head: analyzeHead, example: analyzeExample}
 	if code, ok := h.parse(e, fs, args); !ok {
 		return code
@@ -51,6 +53,10 @@ func runAnalyze(ctx context.Context, e env, args []string) int {
 	if err != nil {
 		return h.usageError(e, err.Error())
 	}
+	if err := checkOutput(*out, fs.Args(), *force); err != nil {
+		fmt.Fprintf(e.stderr, "ceiling analyze: %v\n", err)
+		return exitFailed
+	}
 
 	a, err := analyzeInputs(ctx, fs.Args(), opt)
 	if err != nil {
@@ -67,6 +73,20 @@ func runAnalyze(ctx context.Context, e env, args []string) int {
 		return exitFailed
 	}
 	return exitOK
+}
+
+// checkOutput refuses an -o of analyze or report that would replace one of the
+// runs read, their sidecars or anything inside them, anything that is not a regular
+// file, or an existing Parquet file without --force ("-" is stdout).
+func checkOutput(out string, runs []string, force bool) error {
+	if out == "" || out == "-" {
+		return nil
+	}
+	g := atomicfile.Guard{Force: force, ReplaceFiles: true}
+	for _, r := range runs {
+		g.Inputs = append(g.Inputs, r, trace.MetricsPath(r))
+	}
+	return g.Check(out)
 }
 
 // writeAnalysisOutput writes data to path atomically, or to stdout for "-" or "".

@@ -31,7 +31,7 @@ func runRecord(ctx context.Context, e env, args []string) int {
 	endpoint := fs.String("endpoint", "chat", "chat (/v1/chat/completions) or completions (/v1/completions)")
 	concurrency := fs.String("concurrency", "", "closed-loop levels, e.g. 1,2,4,8, or auto (geometric until throughput stops rising)")
 	rates := fs.String("rate", "", "open-loop levels in requests/s with Poisson arrivals, e.g. 1,2,4 (instead of --concurrency)")
-	perLevel := fs.Int("requests-per-level", 0, "measured requests per level (default: until every worker completed 4 and the steady state lasted 30s)")
+	perLevel := fs.Int("requests-per-level", 0, "measured requests per level (default: until the level's steady state holds enough completions over enough request lifetimes to be valid, and lasted 30s; docs/recording.md)")
 	perLevelDur := fs.Duration("duration-per-level", 0, "send requests for this long per level instead of a count, e.g. 60s")
 	maxLevelDur := fs.Duration("max-level-duration", 10*time.Minute, "cap of a level sized by the default rule (neither --requests-per-level nor --duration-per-level)")
 	repeat := fs.Int("repeat", 1, "record each level N times, all repeats of a level back to back before the next (the server's caches and batch state carry over between consecutive levels in any order; in order keeps --concurrency auto and the progress point by point); analyze pools them and shows the spread")
@@ -168,6 +168,14 @@ func runRecord(ctx context.Context, e env, args []string) int {
 	}
 	if fs.Changed("api-key-env") && opts.APIKey == "" {
 		return usageErr(fmt.Sprintf("--api-key-env %s: $%s is empty or unset", *keyEnv, *keyEnv))
+	}
+	// The key goes to a URL that a file or a trace chose only when the command line
+	// asks for it (--api-key-env given here): a shared config never sends a secret
+	// to its own host unasked. A config cannot set api-key-env (config.go).
+	if cfg.sets("url") && !fs.Changed("api-key-env") && opts.APIKey != "" {
+		fmt.Fprintf(e.stderr, "note: not sending $%s as the API key: the URL %s comes from %s, not the command line; give --url or --api-key-env %s here to send it\n",
+			*keyEnv, withoutUserinfo(*url), strings.TrimSuffix(cfg.source, " (its stored config)"), *keyEnv)
+		opts.APIKey = ""
 	}
 	var err error
 	if strings.TrimSpace(*concurrency) == "auto" {

@@ -32,6 +32,7 @@ func runReport(ctx context.Context, e env, args []string) int {
 	fs := pflag.NewFlagSet("report", pflag.ContinueOnError)
 	options := addAnalyzeFlags(fs)
 	out := fs.StringP("output", "o", "report.html", "write the report to this file (- = stdout)")
+	force := fs.Bool("force", false, "replace an existing Parquet file at -o (an input is never replaced)")
 	title := fs.String("title", "", "page title (default: from the model names)")
 	h := help{name: "report", head: reportHead, example: reportExample}
 	if code, ok := h.parse(e, fs, args); !ok {
@@ -47,6 +48,10 @@ func runReport(ctx context.Context, e env, args []string) int {
 	opt, err := options()
 	if err != nil {
 		return h.usageError(e, err.Error())
+	}
+	if err := checkOutput(*out, fs.Args(), *force); err != nil {
+		fmt.Fprintf(e.stderr, "ceiling report: %v\n", err)
+		return exitFailed
 	}
 
 	a, err := analyzeInputs(ctx, fs.Args(), opt)

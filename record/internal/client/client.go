@@ -79,6 +79,11 @@ func splitURL(raw string) (*url.URL, *url.Userinfo, error) {
 	if u.Host == "" {
 		return nil, nil, fmt.Errorf("invalid --url %q: no host", StripCredentials(raw))
 	}
+	if u.RawQuery != "" || u.ForceQuery {
+		// A query is not sent (the endpoints' paths are appended to the root), and a
+		// key in it (?api_key=...) would only be stored: refuse it, without echoing it.
+		return nil, nil, fmt.Errorf("invalid --url %q: it has a query string (not shown: it may hold a key), which is not sent; give the API key in an environment variable (--api-key-env)", StripCredentials(raw))
+	}
 	user := u.User
 	u.User = nil
 	u.RawQuery, u.Fragment = "", ""
@@ -104,9 +109,13 @@ func redactURLError(err error) string {
 	return err.Error()
 }
 
-// StripCredentials returns raw without any user:password@ part, for storing and
-// printing. Unparseable input is reduced to its scheme and host as well as possible.
+// StripCredentials returns raw without any user:password@ part and without its
+// query and fragment (which may hold a token), for storing and printing.
+// Unparseable input is reduced to its scheme and host as well as possible.
 func StripCredentials(raw string) string {
+	if i := strings.IndexAny(raw, "?#"); i >= 0 {
+		raw = raw[:i]
+	}
 	u, err := url.Parse(raw)
 	if err != nil {
 		if i := strings.LastIndex(raw, "@"); i >= 0 {

@@ -62,7 +62,7 @@ func runWhatIf(ctx context.Context, e env, args []string) int {
 	if opt.ModelConfig == "" || opt.GPU == "" {
 		return h.usageError(e, "--model-config and --gpu (the measured deployment) are required")
 	}
-	a, err := analyze.Analyze(ctx, fs.Args(), opt)
+	a, err := analyzeInputs(ctx, fs.Args(), opt)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "ceiling whatif: %v\n", flagError(err))
 		return exitFailed

@@ -118,6 +118,8 @@ func (p *workloadPass) lengthShiftWarnings(r *Run) []string {
 		if len(means) < 2 {
 			continue
 		}
+		slices.Sort(means)
+		slices.Sort(vars)
 		ref, refVar := median(means), median(vars)
 		if ref <= 0 {
 			continue
@@ -141,14 +143,4 @@ func (p *workloadPass) lengthShiftWarnings(r *Run) []string {
 		}
 	}
 	return out
-}
-
-// median of v (v is reordered).
-func median(v []float64) float64 {
-	slices.Sort(v)
-	n := len(v)
-	if n%2 == 1 {
-		return v[n/2]
-	}
-	return (v[n/2-1] + v[n/2]) / 2
 }

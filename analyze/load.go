@@ -423,6 +423,10 @@ func loadMetrics(ctx context.Context, path string) (sidecarPoints, error) {
 		val := rec.Column(3).(*array.Float64)
 		for i := 0; i < int(rec.NumRows()); i++ {
 			n := name.Value(i)
+			if isGPUMetric(n) {
+				sp.gpu = append(sp.gpu, gpuSample{ts.Value(i), strings.Clone(n), strings.Clone(labels.Value(i)), val.Value(i)})
+				continue
+			}
 			if isServerCounter(n) {
 				sp.counters[ts.Value(i)] = append(sp.counters[ts.Value(i)], counterSample{strings.Clone(n), strings.Clone(labels.Value(i)), val.Value(i)})
 			}

@@ -16,6 +16,9 @@ const Schema = "ceiling.analysis/v1"
 type Analysis struct {
 	Schema string `json:"schema"`
 	Runs   []Run  `json:"runs"`
+	// Predictions are planners' predictions set beside the measured runs
+	// (predicted.go): never measurements, always marked predicted.
+	Predictions []PredictionCheck `json:"predictions,omitempty"`
 }
 
 // Run is the analysis of one recorded run.

@@ -24,6 +24,11 @@ beside it), an inference-perf results directory (per_request_lifecycle_metrics.j
 and the stage summaries) and a genai-bench experiment folder. The tool is recognized from the content. The files of one sweep
 make one run, levels ordered by concurrency (then rate).
 
+A planner's predictions (AIConfigurator pareto.csv or best_config_topn.csv, or
+ceiling's planner CSV/JSON, see docs/predictions.md) are read into a PREDICTED run
+in ceiling's planner JSON, never into a trace; give it to analyze or report with
+--predicted.
+
 Nothing is invented: what the source lacks is listed in the warnings and in the
 trace's metadata. Results without send times (vLLM, SGLang) keep exact latencies,
 and their throughput is the tool's own output tokens / duration. Files without
@@ -44,6 +49,7 @@ const importExample = `Example:
   ceiling import result_outputs/NAME_individual_responses.json -o llmperf.parquet
   ceiling import inference-perf-results/ -o inference-perf.parquet
   ceiling import experiments/my_experiment/ -o genai-bench.parquet
+  ceiling import results/agg/pareto.csv -o aic-predicted.json   # AIConfigurator: predictions, not a trace
 
 `
 
@@ -71,6 +77,9 @@ func runImport(ctx context.Context, e env, args []string) int {
 	if err := (atomicfile.Guard{Inputs: fs.Args(), Force: *force}).Check(*out); err != nil {
 		fmt.Fprintf(e.stderr, "ceiling import: %v\n", err)
 		return exitFailed
+	}
+	if code, done := importPrediction(e, fs.Args(), *out); done {
+		return code
 	}
 	run, err := importer.Import(ctx, fs.Args(), importer.Options{From: *from, RunID: *runID})
 	if err != nil {

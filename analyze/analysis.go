@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 
 	"github.com/ceiling-llm/ceiling/capacity"
-	"github.com/ceiling-llm/ceiling/importer"
+	"github.com/ceiling-llm/ceiling/trace"
 )
 
 // Schema is the value of Analysis.Schema; it changes only when a field changes meaning.
@@ -60,8 +60,9 @@ type Run struct {
 	// Metrics are server metric series from the sidecar, thinned for plotting.
 	Metrics []MetricSeries `json:"metrics,omitempty"`
 	// SourceComparison compares an imported run's source tool's own summary
-	// numbers with this analysis of its rows (imported runs only).
-	SourceComparison *importer.Comparison `json:"source_comparison,omitempty"`
+	// numbers with this analysis of its rows (imported runs only; set by the
+	// importer's caller, see importer.CompareRun).
+	SourceComparison *trace.SourceComparison `json:"source_comparison,omitempty"`
 }
 
 // Level holds the statistics of one sweep step. Latency statistics cover every

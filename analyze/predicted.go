@@ -6,10 +6,10 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/ceiling-llm/ceiling/importer"
+	"github.com/ceiling-llm/ceiling/prediction"
 )
 
-// Predicted beside measured: a planner's predicted points (importer.Prediction) set
+// Predicted beside measured: a planner's predicted points (prediction.Prediction) set
 // against a measured run at the same concurrency, with the error of each predicted
 // figure and a flag on every point the measured deployment could not have served
 // as predicted: beyond what its KV cache holds, or beyond its measured realistic
@@ -82,7 +82,7 @@ type measuredPoint struct {
 
 // ComparePrediction sets a planner's prediction beside measured run r, which was
 // analyzed with opt.
-func ComparePrediction(r *Run, opt Options, p *importer.Prediction) *PredictionCheck {
+func ComparePrediction(r *Run, opt Options, p *prediction.Prediction) *PredictionCheck {
 	pc := &PredictionCheck{Predicted: true, Tool: p.Tool, Planner: p.Planner, Model: p.Model, GPU: p.GPU,
 		PromptTokens: p.PromptTokens, OutputTokens: p.OutputTokens, MeasuredRun: r.RunID, Points: []PointCheck{},
 		Flags: []string{}, Notes: []string{}}
@@ -250,7 +250,7 @@ func (cv measuredCurvePoints) at(c float64) (*measuredPoint, string) {
 
 // kvHolds is how many requests of the prediction's length (else the measured
 // run's) the measured deployment's KV cache holds, and which figure says so.
-func kvHolds(r *Run, p *importer.Prediction) (*float64, string) {
+func kvHolds(r *Run, p *prediction.Prediction) (*float64, string) {
 	if r.Ceilings.KV == nil || r.Capacity == nil || r.Capacity.KVCapacityTokens == nil || *r.Capacity.KVCapacityTokens <= 0 {
 		return nil, ""
 	}
@@ -269,7 +269,7 @@ func kvHolds(r *Run, p *importer.Prediction) (*float64, string) {
 	return &holds, kind
 }
 
-func lengthsText(p *importer.Prediction, r *Run) string {
+func lengthsText(p *prediction.Prediction, r *Run) string {
 	if p.PromptTokens > 0 && p.OutputTokens > 0 {
 		return fmt.Sprintf("%.0f+%.0f tokens", p.PromptTokens, p.OutputTokens)
 	}

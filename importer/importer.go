@@ -109,8 +109,53 @@ type Options struct {
 	RunID string // "" = derived from the first file's name
 }
 
-// Import reads files (all of one tool) into one Run.
+// Import reads files (all of one tool) into one Run: the user said they are one
+// sweep (ceiling import -o names one trace). Files that measured another model
+// are warned about; ImportRuns keeps such files apart instead.
 func Import(ctx context.Context, files []string, opt Options) (*Run, error) {
+	runs, err := readFiles(ctx, files, opt)
+	if err != nil {
+		return nil, err
+	}
+	return merge(runs)
+}
+
+// ImportRuns reads files (all of one tool) into as many runs as they measured:
+// files belong to one run only when their tool, model, server and workload agree
+// (see sameRun); otherwise they are separate runs, to be compared side by side,
+// in the order of their first file.
+func ImportRuns(ctx context.Context, files []string, opt Options) ([]*Run, error) {
+	runs, err := readFiles(ctx, files, opt)
+	if err != nil {
+		return nil, err
+	}
+	var groups [][]*Run
+	for _, r := range runs {
+		placed := false
+		for i, g := range groups {
+			if sameRun(g[0], r) {
+				groups[i] = append(g, r)
+				placed = true
+				break
+			}
+		}
+		if !placed {
+			groups = append(groups, []*Run{r})
+		}
+	}
+	out := make([]*Run, 0, len(groups))
+	for _, g := range groups {
+		m, err := merge(g)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// readFiles reads each file into a Run of its own, in the order given.
+func readFiles(ctx context.Context, files []string, opt Options) ([]*Run, error) {
 	if len(files) == 0 {
 		return nil, errors.New("import: no file given")
 	}
@@ -122,7 +167,7 @@ func Import(ctx context.Context, files []string, opt Options) (*Run, error) {
 	for _, f := range files {
 		given[filepath.Clean(f)] = true
 	}
-	var run *Run
+	var runs []*Run
 	for _, f := range files {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -145,15 +190,23 @@ func Import(ctx context.Context, files []string, opt Options) (*Run, error) {
 		if err != nil {
 			return nil, err
 		}
-		if run == nil {
-			run = r
-			continue
-		}
+		runs = append(runs, r)
+	}
+	return runs, nil
+}
+
+// merge joins runs of one tool into one, levels ordered by their coordinate.
+func merge(runs []*Run) (*Run, error) {
+	if len(runs) == 0 {
+		return nil, errors.New("import: no result file among the files given")
+	}
+	run := runs[0]
+	for _, r := range runs[1:] {
 		if r.Tool != run.Tool {
-			return nil, fmt.Errorf("import: %s is a %s result but %s is a %s result: import one tool's files at a time", f, r.Tool, run.Files[0], run.Tool)
+			return nil, fmt.Errorf("import: %s is a %s result but %s is a %s result: import one tool's files at a time", r.Files[0], r.Tool, run.Files[0], run.Tool)
 		}
 		if r.Model != run.Model && r.Model != "" && run.Model != "" {
-			run.Warnings = append(run.Warnings, fmt.Sprintf("%s measured model %q, %s measured %q: they are imported as one run", f, r.Model, run.Files[0], run.Model))
+			run.Warnings = append(run.Warnings, fmt.Sprintf("%s measured model %q, %s measured %q: they are imported as one run", r.Files[0], r.Model, run.Files[0], run.Model))
 		}
 		if r.ToolVersion != run.ToolVersion && r.ToolVersion != "" {
 			if run.ToolVersion == "" {

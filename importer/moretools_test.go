@@ -99,15 +99,11 @@ func TestMoreTools(t *testing.T) {
 			if n != c.reqs || errs != c.errs {
 				t.Errorf("%d requests (%d failed), want %d (%d failed)", n, errs, c.reqs, c.errs)
 			}
-			path := filepath.Join(t.TempDir(), "run.parquet")
-			if err := importer.WriteFile(path, run, importer.WriteOptions{}); err != nil {
-				t.Fatal(err)
-			}
-			a, err := analyze.Analyze(ctx, []string{path}, analyze.Options{TimelineLevel: -1})
+			runs, err := importer.Analyze(ctx, run, importer.WriteOptions{}, analyze.Options{TimelineLevel: -1})
 			if err != nil {
 				t.Fatal(err)
 			}
-			r := a.Runs[0]
+			r := runs[0]
 			if len(r.Levels) != c.levels {
 				t.Fatalf("analysis has %d levels, want %d", len(r.Levels), c.levels)
 			}

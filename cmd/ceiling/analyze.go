@@ -67,7 +67,7 @@ func runAnalyze(ctx context.Context, e env, args []string) int {
 	if len(runs) == 0 {
 		return h.usageError(e, "no measured run given: a planner's predictions are shown beside a measured run")
 	}
-	a, err := analyze.Analyze(ctx, runs, opt)
+	a, err := analyzeInputs(ctx, runs, opt)
 	if err == nil {
 		attachPredictions(a, opt, preds)
 	}

@@ -107,12 +107,12 @@ func runImport(ctx context.Context, e env, args []string) int {
 		fmt.Fprintf(e.stderr, "  warning: %s\n", w)
 	}
 
-	a, err := analyze.Analyze(ctx, []string{*out}, analyze.Options{TimelineLevel: -1})
+	runs, err := analyzeTrace(ctx, *out, analyze.Options{TimelineLevel: -1})
 	if err != nil {
 		fmt.Fprintf(e.stderr, "ceiling import: analyzing %s: %v\n", *out, err)
 		return exitFailed
 	}
-	for _, r := range a.Runs {
+	for _, r := range runs {
 		c := r.SourceComparison
 		if c == nil {
 			fmt.Fprintf(e.stdout, "%s: the source holds no summary numbers to compare\n", r.RunID)

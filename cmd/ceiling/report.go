@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/ceiling-llm/ceiling/analyze"
 	"github.com/ceiling-llm/ceiling/internal/atomicfile"
 	"github.com/ceiling-llm/ceiling/report"
 	"github.com/spf13/pflag"
@@ -64,7 +63,7 @@ func runReport(ctx context.Context, e env, args []string) int {
 	if len(runs) == 0 {
 		return h.usageError(e, "no measured run given: a planner's predictions are shown beside a measured run")
 	}
-	a, err := analyze.Analyze(ctx, runs, opt)
+	a, err := analyzeInputs(ctx, runs, opt)
 	if err == nil {
 		attachPredictions(a, opt, preds)
 	}

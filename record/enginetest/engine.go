@@ -86,8 +86,12 @@ type Config struct {
 	// the slot count (llama.cpp, default 1), and TTFT and TokenGap are unused.
 	Scheduler string
 	// StepTime and TokenTime make a step scheduler's step last StepTime plus
-	// TokenTime per token it computes (defaults 2ms and 10µs when both are 0).
+	// TokenTime per token it computes (defaults 2ms, 10µs and 1µs of WaitingTime
+	// when all three are 0).
 	StepTime, TokenTime time.Duration
+	// WaitingTime is added to a step for each request waiting in the engine: the
+	// cost of a long queue (profile.go). 0 = none.
+	WaitingTime time.Duration
 	// MaxBatchedTokens bounds the tokens a step computes: vLLM's
 	// max_num_batched_tokens and SGLang's chunked_prefill_size (default 8192),
 	// llama.cpp's n_batch (default 2048).

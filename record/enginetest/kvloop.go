@@ -63,13 +63,14 @@ func (l *simLoop) run(ctx context.Context) {
 			l.mu.Lock()
 		}
 		out := l.sim.step()
+		waiting := l.sim.state().waiting
 		l.mu.Unlock()
 		for _, r := range out.admitted {
 			if r.onAdmit != nil {
 				r.onAdmit()
 			}
 		}
-		d := l.cfg.stepDuration(out.tokens)
+		d := l.cfg.stepDuration(out.tokens, waiting)
 		if out.tokens == 0 {
 			d = max(d, time.Millisecond) // a step that could do nothing: do not spin
 		}

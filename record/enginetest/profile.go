@@ -45,10 +45,16 @@ import (
 //     is refused with 400, and generation stops with finish_reason "length" where the
 //     slot's context ends (context shift disabled). Slots bind; the cache never fails.
 //
-// A step lasts StepTime plus TokenTime per token it computes (prefill, recompute and
-// decode tokens alike), so recomputing preempted requests costs throughput: past its
-// KV capacity the engine's token rate falls below its peak instead of plateauing.
-// TTFT and TokenGap are not used by these schedulers.
+// A step lasts StepTime, plus TokenTime per token it computes (prefill, recompute
+// and decode tokens alike), plus WaitingTime per request waiting in the engine.
+// Recomputing preempted requests costs tokens, and a long queue costs time (the
+// scheduler's and the API server's bookkeeping), so past its KV capacity the
+// engine's token rate falls instead of plateauing. Recompute alone costs only a few
+// percent here, as preemption takes the newest request, which has generated little;
+// the queue cost is calibrated so that the fall from c=256 to c=1024 in a cache of
+// 68 requests (curve_test.go) is about that of the published vLLM figures (3,086 to
+// ~2,740 tok/s), not derived from vLLM's source. TTFT and TokenGap are not used by
+// these schedulers.
 const (
 	SchedulerReserve      = ""
 	SchedulerVLLM         = "vllm"
@@ -61,13 +67,15 @@ const (
 const (
 	defaultStepTime         = 2 * time.Millisecond
 	defaultTokenTime        = 10 * time.Microsecond
+	defaultWaitingTime      = time.Microsecond
 	defaultMaxBatchedTokens = 8192 // vLLM max_num_batched_tokens, SGLang chunked_prefill_size
 	defaultLlamaBatch       = 2048 // llama.cpp n_batch
 	defaultVLLMMaxSeqs      = 256  // vLLM max_num_seqs
 	defaultVLLMWatermark    = 0.01
 	defaultSGLangMaxRunning = 4096
-	// kindForScheduler is the probe Kind each scheduler implies.
 )
+
+// kindForScheduler is the probe Kind each scheduler implies.
 
 var kindForScheduler = map[string]string{
 	SchedulerVLLM:         "vllm",
@@ -95,12 +103,12 @@ func checkScheduler(cfg *Config) error {
 	if cfg.KVTokens <= 0 {
 		return fmt.Errorf("config Scheduler %q needs KVTokens (the KV cache size), got %d", cfg.Scheduler, cfg.KVTokens)
 	}
-	if cfg.StepTime < 0 || cfg.TokenTime < 0 || cfg.MaxBatchedTokens < 0 || cfg.Watermark < 0 || cfg.Watermark >= 1 {
-		return fmt.Errorf("config has a negative StepTime, TokenTime or MaxBatchedTokens, or a Watermark outside [0, 1): %v, %v, %d, %g",
-			cfg.StepTime, cfg.TokenTime, cfg.MaxBatchedTokens, cfg.Watermark)
+	if cfg.StepTime < 0 || cfg.TokenTime < 0 || cfg.WaitingTime < 0 || cfg.MaxBatchedTokens < 0 || cfg.Watermark < 0 || cfg.Watermark >= 1 {
+		return fmt.Errorf("config has a negative StepTime, TokenTime, WaitingTime or MaxBatchedTokens, or a Watermark outside [0, 1): %v, %v, %v, %d, %g",
+			cfg.StepTime, cfg.TokenTime, cfg.WaitingTime, cfg.MaxBatchedTokens, cfg.Watermark)
 	}
-	if cfg.StepTime == 0 && cfg.TokenTime == 0 {
-		cfg.StepTime, cfg.TokenTime = defaultStepTime, defaultTokenTime
+	if cfg.StepTime == 0 && cfg.TokenTime == 0 && cfg.WaitingTime == 0 {
+		cfg.StepTime, cfg.TokenTime, cfg.WaitingTime = defaultStepTime, defaultTokenTime, defaultWaitingTime
 	}
 	switch cfg.Scheduler {
 	case SchedulerVLLM:
@@ -146,7 +154,8 @@ func (c *Config) slotContext() int {
 	return c.KVTokens
 }
 
-// stepDuration is how long a step computing n tokens takes.
-func (c *Config) stepDuration(n int) time.Duration {
-	return c.StepTime + time.Duration(n)*c.TokenTime
+// stepDuration is how long a step computing n tokens with waiting requests queued
+// takes.
+func (c *Config) stepDuration(n, waiting int) time.Duration {
+	return c.StepTime + time.Duration(n)*c.TokenTime + time.Duration(waiting)*c.WaitingTime
 }

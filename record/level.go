@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ceiling-llm/ceiling/levelrule"
 	"github.com/ceiling-llm/ceiling/record/internal/client"
 	"github.com/ceiling-llm/ceiling/trace"
 )
@@ -150,7 +151,7 @@ func (r *recorder) runLevel(ctx, hard context.Context, lv level, total int) (tra
 		// Sized by sizing.go's rule: warm-up requests still come first by index.
 		l.count = 0
 		if lv.rate > 0 {
-			l.deadline = wall0.Add(min(sizeSteadyState+time.Duration(float64(o.Warmup)/lv.rate*float64(time.Second)), o.MaxLevelDuration))
+			l.deadline = wall0.Add(min(levelrule.SteadyState+time.Duration(float64(o.Warmup)/lv.rate*float64(time.Second)), o.MaxLevelDuration))
 		} else {
 			l.sizer = newLevelSizer(lv.concurrency, wall0, o.MaxLevelDuration)
 			if o.steadyState > 0 {
@@ -196,6 +197,8 @@ func (r *recorder) runLevel(ctx, hard context.Context, lv level, total int) (tra
 		li.StopReason = "server stopped answering"
 	case ctx.Err() != nil:
 		li.StopReason = "interrupted"
+	case l.sizer != nil && l.sizer.stoppedByCap():
+		li.StopReason = fmt.Sprintf("stopped at --max-level-duration %s before the level's steady state met the validity rule", o.MaxLevelDuration)
 	}
 	// The level's last rows are sealed by the caller together with its LevelInfo.
 	l.mu.Lock()

@@ -47,14 +47,15 @@ func WhatIf(r *Run, opt Options, change WhatIfChange) ([]WhatIfRow, error) {
 	if opt.ModelConfig == "" || (opt.GPU == "" && opt.MemoryGiB <= 0) {
 		return nil, fmt.Errorf("what-if needs --model-config and --gpu (the capacity model of the measured run)")
 	}
-	cfg, err := capacity.LoadModelConfig(opt.ModelConfig)
-	if err != nil {
+	if err := opt.Prepare(); err != nil {
 		return nil, err
 	}
-	base, err := capacity.PlanBudget(cfg, opt.BudgetInput)
+	dep := opt.Deployment
+	base, err := dep.Plan, dep.PlanErr
 	if err != nil {
 		return nil, fmt.Errorf("capacity model of the measured run: %w", err)
 	}
+	cfg := dep.Config
 	c := r.Capacity
 	reqTokens := 0.0
 	if c != nil && c.MeanRequestTokens != nil {
@@ -123,12 +124,11 @@ func WhatIf(r *Run, opt Options, change WhatIfChange) ([]WhatIfRow, error) {
 	if change.TP == 0 && (change.GPUs > 0 || change.DP > 0 || change.PP > 0) {
 		in.TP = 0 // one engine over the new GPU count
 	}
-	if in.WeightsGiB > 0 && base.Weights != nil && shapeChanged {
+	if in.WeightsGiB > 0 && shapeChanged {
 		// Carry the measured weights over by the estimate's ratio.
-		if err := in.CheckShape(); err != nil {
+		if err := capacity.CarryWeights(base, &in); err != nil {
 			return nil, err
 		}
-		in.WeightsGiB = float64(capacity.WeightsPerGPU(*base.Weights, in.Shape())) * base.WeightsScale / float64(1<<30)
 	}
 	if change.PromptTokens > 0 {
 		prompt = change.PromptTokens

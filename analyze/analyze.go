@@ -102,6 +102,8 @@ func analyzeSource(ctx context.Context, src *source, opt Options) ([]Run, error)
 			return nil, err
 		}
 		wlp.attach(r)
+		r.Warnings = append(r.Warnings, prefixCacheWarnings(r.Levels, src.meta.Plan, own && src.meta.Source == nil)...)
+		r.Warnings = append(r.Warnings, wlp.lengthShiftWarnings(r)...)
 		var snaps []timedSnapshot
 		if own {
 			m, counters, ws := attachMetrics(sidecars, id, src.span(wp, id))

@@ -73,7 +73,10 @@ type Options struct {
 	// Force replaces an existing trace at Output, its sidecar and an existing parts
 	// directory; without it they are refused (a trace holds hours of GPU time).
 	Force bool
-	Seed  uint64
+	// Seed fixes the prompts, their lengths and open-loop arrivals; 0 = a fresh
+	// seed per run (recorded in the plan and config), the interrupted run's with
+	// Resume.
+	Seed uint64
 
 	Declared trace.Declared
 	Version  string

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"net/http"
 	"os"
@@ -146,6 +147,19 @@ func Record(ctx context.Context, opts Options) (trace.RunInfo, error) {
 			return trace.RunInfo{}, err
 		}
 		r.parts = ps
+	}
+	if opts.Seed == 0 {
+		// No seed given: a fresh one, so that a second run sends prompts no server's
+		// prefix cache has seen; --resume continues the interrupted run's.
+		opts.Seed = freshSeed()
+		if resume != nil {
+			opts.Seed = resume.Info.Plan.Seed
+		}
+		if opts.Config != nil {
+			opts.Config = maps.Clone(opts.Config)
+			opts.Config["seed"] = strconv.FormatUint(opts.Seed, 10)
+		}
+		r.opts = opts
 	}
 	cleanupOnEarlyError := func(err error) (trace.RunInfo, error) {
 		if !r.tmpParts && resume == nil {
@@ -333,6 +347,15 @@ func samePlan(old, cur trace.RunInfo) error {
 // the run and the trace's request_id, so a row is easy to find in the server's logs.
 func RequestHeaderID(runID string, id int64) string {
 	return "ceiling-" + runID + "-" + strconv.FormatInt(id, 10)
+}
+
+// freshSeed is a seed for a run given none: never 0, which means "none given".
+func freshSeed() uint64 {
+	for {
+		if s := rand.Uint64(); s != 0 {
+			return s
+		}
+	}
 }
 
 func newRunID(t time.Time) string {

@@ -60,7 +60,7 @@ func runRecord(ctx context.Context, e env, args []string) int {
 	out := fs.StringP("output", "o", "", "trace file to write (- = stdout); parts are sealed in FILE.parts while recording")
 	resume := fs.Bool("resume", false, "continue an interrupted recording of -o FILE from its next level (same plan)")
 	force := fs.Bool("force", false, "replace an existing -o FILE, its metrics sidecar and an interrupted run's FILE.parts")
-	seed := fs.Uint64("seed", 1, "seed of the synthetic prompts and open-loop arrivals")
+	seed := fs.Uint64("seed", 0, "seed of the synthetic prompts, their lengths and open-loop arrivals (default: a fresh one per run, recorded in the trace, so that no two runs send the same prompts; give a run's seed to repeat it on purpose)")
 	notes := fs.String("notes", "", "free text stored with the run")
 	var cf capacityFlags
 	cf.addDeployment(fs) // stored as declared, not measured

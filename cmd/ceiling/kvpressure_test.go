@@ -126,3 +126,70 @@ func pctOf(v *float64) string {
 	}
 	return fmt.Sprintf("%.0f%%", 100**v)
 }
+
+// TestEngineLlamaCacheFailures sweeps the test engine's llama.cpp imitations. With a
+// unified cache of 1000 cells and 4 slots, requests of 100 + 200 tokens fit three at
+// a time: levels 1 and 2 succeed, and at 4 the batch fails with llama.cpp's
+// "Context size has been exceeded.", which the analysis names kv_exhausted with the
+// server's text. With per-slot caches of 250 cells the same requests are cut at the
+// slot's context (finish length, no failure), and a prompt of 300 is refused as
+// context_exceeded.
+func TestEngineLlamaCacheFailures(t *testing.T) {
+	if testing.Short() {
+		t.Skip("records against a step scheduler")
+	}
+	analyzeTrace := func(t *testing.T, trace string) analyze.Run {
+		t.Helper()
+		var a analyze.Analysis
+		if err := json.Unmarshal([]byte(ceiling(t, "analyze", trace, "--format", "json")), &a); err != nil {
+			t.Fatal(err)
+		}
+		return a.Runs[0]
+	}
+	cfg := enginetest.Config{Model: "m", KVTokens: 1000, Slots: 4, StepTime: 500 * time.Microsecond, TokenTime: 5 * time.Microsecond}
+
+	t.Run("unified", func(t *testing.T) {
+		cfg := cfg
+		cfg.Scheduler = enginetest.SchedulerLlamaUnified
+		eng := enginetest.New(cfg)
+		defer eng.Close()
+		trace := filepath.Join(t.TempDir(), "unified.parquet")
+		ceiling(t, "record", "--url", eng.URL(), "--concurrency", "1,2,4", "--requests-per-level", "16",
+			"--prompt-tokens", "100", "--output-tokens", "200", "--ignore-eos", "--scrape-interval", "20ms", "-o", trace)
+		r := analyzeTrace(t, trace)
+		for _, l := range r.Levels {
+			kv := l.ErrorKinds[analyze.KindKVExhausted]
+			if over := l.Concurrency*300 > 1000; over != (kv > 0) || kv != l.Errors {
+				t.Errorf("c=%d: %d errors, %d kv_exhausted (%v); want all errors kv_exhausted, and some exactly past 3 requests", l.Concurrency, l.Errors, kv, l.ErrorKinds)
+			}
+			for _, g := range l.ErrorGroups {
+				if g.Kind == analyze.KindKVExhausted && !strings.Contains(g.Message, "Context size has been exceeded.") {
+					t.Errorf("c=%d: kv_exhausted group says %q, want the server's text", l.Concurrency, g.Message)
+				}
+			}
+		}
+	})
+
+	t.Run("slots", func(t *testing.T) {
+		cfg := cfg
+		cfg.Scheduler = enginetest.SchedulerLlamaSlots
+		eng := enginetest.New(cfg)
+		defer eng.Close()
+		dir := t.TempDir()
+		fits := filepath.Join(dir, "fits.parquet")
+		ceiling(t, "record", "--url", eng.URL(), "--concurrency", "2,4,8", "--requests-per-level", "16",
+			"--prompt-tokens", "100", "--output-tokens", "200", "--ignore-eos", "--scrape-interval", "20ms", "-o", fits)
+		for _, l := range analyzeTrace(t, fits).Levels {
+			if l.Errors != 0 || l.MeanOutputTokens > 150 {
+				t.Errorf("c=%d: %d errors, %.0f output tokens; want none and at most the slot's 150", l.Concurrency, l.Errors, l.MeanOutputTokens)
+			}
+		}
+		long := filepath.Join(dir, "long.parquet")
+		runCLI("record", "--url", eng.URL(), "--concurrency", "1", "--requests-per-level", "4",
+			"--prompt-tokens", "300", "--output-tokens", "10", "--ignore-eos", "-o", long)
+		r := analyzeTrace(t, long)
+		if l := r.Levels[0]; l.ErrorKinds[analyze.KindContextExceeded] == 0 {
+			t.Errorf("prompts of 300 in slots of 250: error kinds %v, want context_exceeded", l.ErrorKinds)
+		}
+	})
+}

@@ -51,6 +51,7 @@ type simState struct {
 	usage            float64 // KV usage, 0..1, as the engine reports it
 	preemptionsTotal int64   // preempted (vLLM) or retracted (SGLang) so far
 	retractedRecent  int     // SGLang's gauge
+	steps            int64   // steps that computed something (llama.cpp's n_decode_total)
 }
 
 // kvSim is a step scheduler.

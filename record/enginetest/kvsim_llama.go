@@ -12,6 +12,7 @@ type llamaSim struct {
 	slots       int
 	batch       int // n_batch: prompt tokens a step
 	unified     bool
+	steps       int64
 }
 
 func newLlamaSim(kvTokens, slots, batch int, unified bool) *llamaSim {
@@ -74,6 +75,7 @@ func (l *llamaSim) step() stepOut {
 		l.running = l.running[:0]
 		return out
 	}
+	l.steps++
 	for _, p := range parts {
 		r := p.r
 		r.held += p.n
@@ -94,5 +96,5 @@ func (l *llamaSim) step() stepOut {
 
 func (l *llamaSim) state() simState {
 	return simState{running: len(l.running), waiting: len(l.waiting), usedTokens: l.used,
-		usage: float64(l.used) / float64(max(l.total, 1))}
+		usage: float64(l.used) / float64(max(l.total, 1)), steps: l.steps}
 }

@@ -98,7 +98,13 @@ func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 		metric("llamacpp:tokens_predicted_total", "counter", "Number of generation tokens processed.", "", float64(gen))
 		metric("llamacpp:requests_processing", "gauge", "Number of requests processing.", "", float64(running))
 		metric("llamacpp:requests_deferred", "gauge", "Number of requests deferred.", "", float64(waiting))
-		metric("llamacpp:kv_cache_usage_ratio", "gauge", "KV-cache usage. 1 means 100 percent usage.", "", kvFrac)
+		if s.sim != nil {
+			// A current llama-server: its /metrics has no KV usage (the
+			// kv_cache_* gauges were removed), but counts llama_decode calls.
+			metric("llamacpp:n_decode_total", "counter", "Total number of llama_decode() calls, excluding speculative decoding and multimodal decoding", "", float64(st.steps))
+		} else {
+			metric("llamacpp:kv_cache_usage_ratio", "gauge", "KV-cache usage. 1 means 100 percent usage.", "", kvFrac)
+		}
 	case "sglang":
 		l := `model_name="` + model + `"`
 		metric("sglang:num_running_reqs", "gauge", "The number of running requests.", l, float64(running))

@@ -211,7 +211,7 @@ func TestSchedulerMetricsMatchRealDumps(t *testing.T) {
 	}{
 		{SchedulerVLLM, []string{"vllm:num_requests_running", "vllm:num_requests_waiting", "vllm:num_preemptions_total", "vllm:cache_config_info"}},
 		{SchedulerSGLang, []string{"sglang:num_running_reqs", "sglang:num_queue_reqs", "sglang:token_usage", "sglang:num_used_tokens"}},
-		{SchedulerLlamaUnified, []string{"llamacpp:requests_processing", "llamacpp:requests_deferred", "llamacpp:prompt_tokens_total"}},
+		{SchedulerLlamaUnified, []string{"llamacpp:requests_processing", "llamacpp:requests_deferred", "llamacpp:prompt_tokens_total", "llamacpp:n_decode_total"}},
 	} {
 		s := New(fast(Config{Scheduler: tc.sched, KVTokens: 4096}))
 		concurrentStreams(t, s, 2, chatBody("a b c", 5))
@@ -228,10 +228,57 @@ func TestSchedulerMetricsMatchRealDumps(t *testing.T) {
 				t.Errorf("%s: %s is a %s, the real dumps say %s", tc.sched, name, typ, rt)
 			}
 		}
+		if tc.sched == SchedulerLlamaUnified && strings.Contains(m, "kv_cache") {
+			t.Errorf("%s: a current llama-server exposes no kv_cache_* metric:\n%s", tc.sched, m)
+		}
 		for _, name := range tc.names {
 			if ours[name] == "" || realType[name] == "" {
 				t.Errorf("%s: %s exposed %q, in a real dump %q; want both", tc.sched, name, ours[name], realType[name])
 			}
 		}
+	}
+}
+
+// TestSchedulerCancelAndPlain: a client that goes away mid-stream frees its KV at
+// the next step, and a non-streamed request waits for all its tokens.
+func TestSchedulerCancelAndPlain(t *testing.T) {
+	s := New(fast(Config{Scheduler: SchedulerVLLM, KVTokens: 4096}))
+	defer s.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	b, _ := json.Marshal(chatBody("a b c", 2000))
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, s.URL()+"/v1/chat/completions", strings.NewReader(string(b)))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(resp.Body)
+	for tokens := 0; tokens < 20; {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(line, `"content":"tok `) {
+			tokens++
+		}
+	}
+	if st := s.sim.state(); st.running != 1 || st.usedTokens == 0 {
+		t.Fatalf("mid-stream: %+v, want one running request holding KV", st)
+	}
+	cancel()
+	resp.Body.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for s.sim.state().usedTokens != 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if st := s.sim.state(); st.running != 0 || st.usedTokens != 0 {
+		t.Errorf("after the client left: %+v, want nothing running or held", st)
+	}
+	body := chatBody("a b c", 30)
+	body["stream"] = false
+	plain := post(t, s.URL(), "/v1/chat/completions", body)
+	raw, _ := io.ReadAll(plain.Body)
+	plain.Body.Close()
+	if plain.StatusCode != http.StatusOK || strings.Count(string(raw), "tok ") != 30 {
+		t.Errorf("non-streamed: %d %s; want 30 tokens", plain.StatusCode, raw)
 	}
 }

@@ -208,6 +208,9 @@ func Record(ctx context.Context, opts Options) (trace.RunInfo, error) {
 	}
 	r.opts.MetricsURL = opts.MetricsURL
 	pr.Server.MetricsURL = client.StripCredentials(opts.MetricsURL)
+	for _, u := range opts.GPUMetricsURLs {
+		pr.Server.GPUMetricsURLs = append(pr.Server.GPUMetricsURLs, client.StripCredentials(u))
+	}
 	if pr.Server.KVCapacityTokens != nil {
 		r.kvCap = *pr.Server.KVCapacityTokens
 	}

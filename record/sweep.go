@@ -26,6 +26,21 @@ func (r *recorder) sweep(ctx context.Context, start int) error {
 			})
 		}()
 	}
+	for _, u := range r.opts.GPUMetricsURLs {
+		scrapeWG.Add(1)
+		go func() {
+			defer scrapeWG.Done()
+			source := gpuSourceLabel(u)
+			scrapeMetrics(scrapeCtx, r.client, u, r.opts.ScrapeInterval, func(s []trace.MetricSample) {
+				for i := range s {
+					s[i].Labels = withLabel(s[i].Labels, "ceiling_gpu_source", source)
+				}
+				r.metricsMu.Lock()
+				r.metrics = append(r.metrics, s...)
+				r.metricsMu.Unlock()
+			})
+		}()
+	}
 	defer func() {
 		stopScrape()
 		scrapeWG.Wait()

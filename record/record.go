@@ -228,6 +228,13 @@ func Record(ctx context.Context, opts Options) (trace.RunInfo, error) {
 		r.kvCap = *pr.Server.KVCapacityTokens
 	}
 
+	// The workload must fit the context the server revealed, before any request.
+	if warning, err := r.checkContext(pr.Server); err != nil {
+		return cleanupOnEarlyError(err)
+	} else if warning != "" {
+		r.warn(warning)
+	}
+
 	// One request before the sweep: it proves the key and the model, and measures
 	// how the server counts prompt tokens.
 	r.progress("probing %s (model %s)", cl.BaseURL(), cl.Redact(opts.Model))

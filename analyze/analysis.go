@@ -133,6 +133,9 @@ type Level struct {
 	// Server is what the server's own /metrics said inside the window (see
 	// servercounters.go); null without a metrics sidecar or a scrape in the window.
 	Server *ServerCounters `json:"server"`
+	// GPU is the GPUs' power and energy inside the window (see energy.go); null
+	// without GPU telemetry (record --gpu-metrics-url).
+	GPU *GPUTelemetry `json:"gpu"`
 	// CI holds the level's bootstrap confidence intervals (bootstrap.go); null for
 	// imported runs and with the bootstrap off.
 	CI *LevelCI `json:"ci"`

@@ -110,6 +110,8 @@ func analyzeSource(ctx context.Context, src *source, opt Options) ([]Run, error)
 			r.Warnings = append(r.Warnings, ws...)
 			snaps = snapshots(counters)
 			attachServerCounters(r, snaps)
+			attachGPU(r, runGPUSamples(sidecars, id))
+			energyDecision(r, opt)
 		}
 		serverVerdict(r, snaps, opt)
 		runs = append(runs, *r)

@@ -225,6 +225,12 @@ func writeRun(b *strings.Builder, r *Run, md bool) {
 		b.WriteString("\n")
 	}
 
+	if t := gpuTable(r); t != nil {
+		heading(b, md, 2, "GPU power and energy (inside each window)")
+		_ = t.write(b, md)
+		b.WriteString("\n")
+	}
+
 	heading(b, md, 2, "Latency percentiles")
 	_ = latencyTable(r).write(b, md)
 	b.WriteString("\n")

@@ -116,6 +116,8 @@ type sidecarPoints struct {
 	// counters are the server counters of every scrape, by scrape time, for
 	// servercounters.go.
 	counters map[int64][]counterSample
+	// gpu are the GPU exporters' samples (energy.go).
+	gpu []gpuSample
 }
 
 // attachMetrics decides which of the run's metrics files to use and keeps only what

@@ -135,6 +135,10 @@ type metricPoint struct {
 func loadMetrics(ctx context.Context, f trace.File) (sidecarPoints, error) {
 	sp := sidecarPoints{path: f.Name, series: map[[2]string][]metricPoint{}, counters: map[int64][]counterSample{}}
 	runID, err := f.ScanSamples(ctx, func(ts int64, n, labels string, v float64) {
+		if isGPUMetric(n) {
+			sp.gpu = append(sp.gpu, gpuSample{ts, strings.Clone(n), strings.Clone(labels), v})
+			return
+		}
 		if isServerCounter(n) {
 			sp.counters[ts] = append(sp.counters[ts], counterSample{strings.Clone(n), strings.Clone(labels), v})
 		}

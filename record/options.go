@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net/url"
 	"path/filepath"
 	"slices"
 	"syscall"
@@ -66,6 +67,10 @@ type Options struct {
 
 	MetricsURL     string // "" = the server's /metrics when it answers; "off" = none
 	ScrapeInterval time.Duration
+	// GPUMetricsURLs are GPU exporters (NVIDIA DCGM exporter, AMD device-metrics
+	// exporter), one per node, scraped like MetricsURL into the same sidecar with
+	// each sample labelled ceiling_gpu_source="host:port".
+	GPUMetricsURLs []string
 
 	Output string    // trace path, or "-" for Stdout
 	Stdout io.Writer // where "-" writes
@@ -199,6 +204,17 @@ func (o *Options) validate() error {
 	}
 	if err := client.CheckURL(o.URL); err != nil {
 		return err
+	}
+	seen := map[string]bool{}
+	for _, u := range o.GPUMetricsURLs {
+		p, err := url.Parse(u)
+		if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
+			return fmt.Errorf("--gpu-metrics-url %q: want an http(s) URL of a GPU exporter's metrics, e.g. http://node1:9400/metrics", client.StripCredentials(u))
+		}
+		if seen[p.Host] {
+			return fmt.Errorf("--gpu-metrics-url: %s is given twice: each exporter (node) once", p.Host)
+		}
+		seen[p.Host] = true
 	}
 	for _, c := range o.Concurrency {
 		if c < 1 {

@@ -208,8 +208,18 @@ func Record(ctx context.Context, opts Options) (trace.RunInfo, error) {
 	}
 	r.opts.MetricsURL = opts.MetricsURL
 	pr.Server.MetricsURL = client.StripCredentials(opts.MetricsURL)
+	for _, u := range opts.GPUMetricsURLs {
+		pr.Server.GPUMetricsURLs = append(pr.Server.GPUMetricsURLs, client.StripCredentials(u))
+	}
 	if pr.Server.KVCapacityTokens != nil {
 		r.kvCap = *pr.Server.KVCapacityTokens
+	}
+
+	// The workload must fit the context the server revealed, before any request.
+	if warning, err := r.checkContext(pr.Server); err != nil {
+		return cleanupOnEarlyError(err)
+	} else if warning != "" {
+		r.warn(warning)
 	}
 
 	// One request before the sweep: it proves the key and the model, and measures

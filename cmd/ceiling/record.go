@@ -21,6 +21,11 @@ const recordExample = `Example:
 
   ceiling record --url http://127.0.0.1:8000 --concurrency auto -o auto.parquet
   ceiling record --url http://127.0.0.1:8000 --rate 1,2,4 --duration-per-level 60s -o open.parquet
+
+  # GPU power and energy per token from the DCGM exporter of each node:
+  ceiling record --url http://10.0.0.5:8000 --concurrency 1,4,16,64 \
+      --gpu-metrics-url http://10.0.0.5:9400/metrics \
+      --gpu-metrics-url http://10.0.0.6:9400/metrics -o run.parquet
 `
 
 // runRecord is `ceiling record`: flags → record.Options → record.Record.
@@ -55,6 +60,7 @@ func runRecord(ctx context.Context, e env, args []string) int {
 	grace := fs.Duration("grace", 30*time.Second, "on Ctrl-C, wait this long for requests in flight before recording them as cancelled")
 	metricsURL := fs.String("metrics-url", "", "Prometheus metrics to scrape during the run (default: the server's /metrics when it answers; off = none)")
 	scrape := fs.Duration("scrape-interval", time.Second, "metrics scrape interval")
+	gpuMetrics := fs.StringArray("gpu-metrics-url", nil, "GPU exporter metrics to scrape during the run (NVIDIA DCGM exporter, AMD device-metrics exporter), for power and energy per token; repeat once per node")
 	keyEnv := fs.String("api-key-env", "OPENAI_API_KEY", "environment variable holding the API key (sent as a Bearer token)")
 	insecure := fs.Bool("insecure", false, "do not verify the server's TLS certificate")
 	out := fs.StringP("output", "o", "", "trace file to write (- = stdout); parts are sealed in FILE.parts while recording")
@@ -137,6 +143,7 @@ func runRecord(ctx context.Context, e env, args []string) int {
 		Abort:              e.abort,
 		MetricsURL:         *metricsURL,
 		ScrapeInterval:     *scrape,
+		GPUMetricsURLs:     *gpuMetrics,
 		Output:             *out,
 		Stdout:             e.stdout,
 		Resume:             *resume,
@@ -206,7 +213,7 @@ func runRecord(ctx context.Context, e env, args []string) int {
 
 	cfg.checkPlan(e.stderr, opts)
 	info, err := record.Record(ctx, opts)
-	if info.RunID != "" && (err == nil || errors.Is(err, record.ErrInterrupted) || errors.Is(err, record.ErrServerGone)) {
+	if info.RunID != "" && (err == nil || errors.Is(err, record.ErrInterrupted) || errors.Is(err, record.ErrServerGone) || errors.Is(err, record.ErrLevelFailed)) {
 		where := opts.Output
 		if where == "-" {
 			where = "stdout"

@@ -142,9 +142,9 @@ func (r *Roofline) At(batch, contextTokens float64) RooflinePoint {
 // the steady state every output token comes with promptTokens ÷ outputTokens prompt
 // tokens to prefill, which chunked prefill folds into the decode steps: they add
 // their matmul FLOPs (2 × active parameters per token) and their all-reduce bytes
-// to each step, and of a MoE the experts their tokens route to, but no second read
-// of the weights (the step reads them once for both).
-// That keeps it a bound: a real engine prefills no faster. Each request holds its
+// to each step, but no weight reads: a real engine prefills a prompt in a few large
+// chunks, whose weight (and a MoE's expert) reads are spread over the whole request
+// and are left out here, so that it stays a bound. Each request holds its
 // prompt and half its output in the KV cache on average. Attention FLOPs (quadratic
 // in the prompt) are left out, so for very long prompts the bound is loose. Longer
 // prompts cost compute and KV reads and never raise it.
@@ -172,7 +172,7 @@ func (r *Roofline) step(batch, contextTokens, prefillPerToken float64) RooflineP
 	}
 	touched := 1.0
 	if r.Experts > 0 && r.ExpertsPerToken > 0 {
-		touched = 1 - math.Pow(1-float64(r.ExpertsPerToken)/float64(r.Experts), expertTokens*(1+prefillPerToken))
+		touched = 1 - math.Pow(1-float64(r.ExpertsPerToken)/float64(r.Experts), expertTokens)
 	}
 	pt.WeightBytes = r.RestBytesPerGPU + r.ExpertBytesPerGPU*touched
 	pt.KVBytes = m * r.KV.RequestBytes(contextTokens)

@@ -72,12 +72,13 @@ func runPlan(ctx context.Context, e env, args []string) int {
 		}
 		levels = l
 	}
-	cfg, err := capacity.LoadModelConfig(cf.modelConfig)
+	dep, err := capacity.NewDeployment(cf.modelConfig, cf.budgetInput())
 	if err != nil {
 		fmt.Fprintf(e.stderr, "ceiling plan: %v\n", err)
 		return exitFailed
 	}
-	p, err := capacity.PlanBudget(cfg, cf.budgetInput())
+	cfg := dep.Config
+	p, err := dep.Plan, dep.PlanErr
 	if p != nil && err != nil {
 		// The budget is negative: show how it came about, then the error.
 		writePlanBudget(e.stdout, p)
@@ -95,7 +96,7 @@ func runPlan(ctx context.Context, e env, args []string) int {
 	if *compareShapes {
 		writeCompareShapes(e.stdout, p, mml, *promptTokens+*outputTokens)
 	}
-	r, rerr := capacity.NewRoofline(p)
+	r, rerr := dep.Roofline, dep.RooflineErr
 	if rerr != nil {
 		r = nil
 	}

@@ -201,39 +201,40 @@ func (c *batchCols) load(rec arrow.Record, cols map[string]int, all bool) {
 
 // levelAcc accumulates the statistics of one level in the second pass.
 type levelAcc struct {
-	w               *windowAcc
-	ws, we          int64 // steady-state window
-	steady          bool
-	requests        int
-	errors          int
-	kinds           map[string]int
-	ttft, ttfc      []int64
-	e2e             []int64
-	tpot, perUser   []float64
-	itl             gapHist
-	outTokens       int64
-	promptSum       int64
-	promptN         int
-	winTokens       float64
-	winDone         int
-	good            int
-	decodeNs        float64
-	waitNs          float64
-	usageRows       int // successful rows with usage token counts
-	chunkRows       int // successful rows whose tokens were counted from chunks
-	exactRows       int // usage rows with exactly one token per chunk
-	moreChunks      int // usage rows with >2% more chunks than tokens
-	fewerChunks     int // usage rows with >2% fewer chunks than tokens
-	usageTokens     int64
-	usageChunks     int64
-	lags            []int64 // open loop: sent − scheduled
+	w             *windowAcc
+	ws, we        int64 // steady-state window
+	steady        bool
+	requests      int
+	errors        int
+	kinds         map[string]int
+	groups        errorGroups
+	ttft, ttfc    []int64
+	e2e           []int64
+	tpot, perUser []float64
+	itl           gapHist
+	outTokens     int64
+	promptSum     int64
+	promptN       int
+	winTokens     float64
+	winDone       int
+	good          int
+	decodeNs      float64
+	waitNs        float64
+	usageRows     int // successful rows with usage token counts
+	chunkRows     int // successful rows whose tokens were counted from chunks
+	exactRows     int // usage rows with exactly one token per chunk
+	moreChunks    int // usage rows with >2% more chunks than tokens
+	fewerChunks   int // usage rows with >2% fewer chunks than tokens
+	usageTokens   int64
+	usageChunks   int64
+	lags          []int64 // open loop: sent − scheduled
 	// ttftSched and e2eSched are the open-loop latencies of successful requests
 	// measured from the scheduled send (corrected for coordinated omission).
 	ttftSched, e2eSched []int64
-	every, seen     int
-	timeline        []TimelineRequest
-	timelineThinned bool
-	bins            binAcc // the window in time bins, for the bootstrap
+	every, seen         int
+	timeline            []TimelineRequest
+	timelineThinned     bool
+	bins                binAcc // the window in time bins, for the bootstrap
 }
 
 // runAcc accumulates one run (one run_id of one source).
@@ -353,7 +354,9 @@ func (p *statsPass) row(c *batchCols, i int, l *levelAcc, run *runAcc) {
 
 	if !ok {
 		l.errors++
-		l.kinds[errorKind(status, errText, hasTok)]++
+		kind := errorKind(status, errText, hasTok)
+		l.kinds[kind]++
+		l.groups.add(kind, errText)
 		return
 	}
 
@@ -488,6 +491,7 @@ func (l *levelAcc) finish(level int32, slo SLO, tail []float64) Level {
 	if len(l.kinds) > 0 {
 		out.ErrorKinds = l.kinds
 	}
+	out.ErrorGroups = l.groups.list()
 	win := float64(l.we-l.ws) / 1e9
 	out.WindowS = win
 	out.WindowStartS = float64(l.ws-w.firstSent) / 1e9
@@ -563,7 +567,7 @@ func (l *levelAcc) warnings(lv Level, meta *levelMeta) []string {
 	name := levelName(lv)
 	if lv.Requests > 0 && float64(lv.Errors) > 0.01*float64(lv.Requests) {
 		ws = append(ws, fmt.Sprintf("%s: %d of %d requests failed (%.1f%%): %s", name, lv.Errors, lv.Requests,
-			100*float64(lv.Errors)/float64(lv.Requests), kindList(lv.ErrorKinds)))
+			100*float64(lv.Errors)/float64(lv.Requests), kindList(lv.ErrorKinds)+topMessage(lv)))
 	}
 	if !l.steady && l.requests > 1 {
 		ws = append(ws, fmt.Sprintf("%s: no steady state (the workers were never all busy at once); throughput uses the whole level", name))

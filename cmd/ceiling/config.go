@@ -44,10 +44,14 @@ func addConfigFlags(fs *pflag.FlagSet) *configFlags {
 
 // configKeysNotStored are flags of one invocation, not of the sweep: a trace's
 // config does not carry them. A file may set output, resume and force, but not the
-// config flags themselves (configKeysRefused).
+// config flags themselves (configKeysRefused). Which secret is sent
+// (api-key-env) is chosen on the command line only: a file names it never, and a
+// trace's (stored by an older ceiling) is ignored, so a shared file cannot send
+// $HF_TOKEN or $AWS_SECRET_ACCESS_KEY to the host it names.
 var (
-	configKeysNotStored = []string{"output", "resume", "force", "config", "config-from", "help"}
+	configKeysNotStored = []string{"output", "resume", "force", "config", "config-from", "help", "api-key-env"}
 	configKeysRefused   = []string{"config", "config-from", "help"}
+	configKeySecretEnv  = "api-key-env"
 )
 
 // configValue is one key of a config and where it was written.
@@ -100,6 +104,9 @@ func (c *configFlags) apply(fs *pflag.FlagSet) (*runConfig, error) {
 			return nil, fmt.Errorf("%s: %s is given twice", where, v.key)
 		}
 		seen[v.key] = true
+		if v.key == configKeySecretEnv && c.from != "" {
+			continue // an older trace's: never used (configKeysNotStored)
+		}
 		if err := checkConfigKey(fs, v, c.from != ""); err != nil {
 			return nil, fmt.Errorf("%s: %w", where, err)
 		}
@@ -112,6 +119,19 @@ func (c *configFlags) apply(fs *pflag.FlagSet) (*runConfig, error) {
 		rc.set = append(rc.set, v)
 	}
 	return &rc, nil
+}
+
+// sets says whether the config set key (the command line did not override it).
+func (rc *runConfig) sets(key string) bool {
+	if rc == nil {
+		return false
+	}
+	for _, v := range rc.set {
+		if v.key == key {
+			return true
+		}
+	}
+	return false
 }
 
 func (rc *runConfig) where(v configValue) string {
@@ -134,6 +154,9 @@ func checkConfigKey(fs *pflag.FlagSet, v configValue, fromTrace bool) error {
 	}
 	if (v.key == "url" || v.key == "metrics-url") && hasPassword(v.value) {
 		return fmt.Errorf("%s holds a password: give credentials with --%s on the command line, not in a file", v.key, v.key)
+	}
+	if v.key == configKeySecretEnv {
+		return fmt.Errorf("%s cannot be set in a config: which environment variable is sent as the API key is chosen on the command line only (--%s)", v.key, v.key)
 	}
 	if slices.Contains(configKeysRefused, v.key) || fromTrace && slices.Contains(configKeysNotStored, v.key) {
 		return fmt.Errorf("%s cannot be set in a config", v.key)
@@ -399,7 +422,12 @@ func givenConfig(fs *pflag.FlagSet) map[string]string {
 	return out
 }
 
+// withoutUserinfo is raw without user:password@ and without its query and
+// fragment (a token there is sent, never stored).
 func withoutUserinfo(raw string) string {
+	if i := strings.IndexAny(raw, "?#"); i >= 0 {
+		raw = raw[:i]
+	}
 	u, err := url.Parse(raw)
 	if err != nil {
 		if i := strings.LastIndex(raw, "@"); i >= 0 {

@@ -19,7 +19,7 @@ import (
 	"github.com/ceiling-llm/ceiling/record/internal/sse"
 )
 
-// MaxErrorBytes is the longest error text stored in a row (DESIGN.md).
+// MaxErrorBytes is the longest error text stored in a row (docs/trace-schema.md).
 const MaxErrorBytes = 512
 
 // ErrUnauthorized is returned (wrapped) when the server refuses the credentials.
@@ -33,6 +33,15 @@ var errStalled = errors.New("stalled")
 
 // errRequestTimeout is the cancellation cause when a request ran past RequestTimeout.
 var errRequestTimeout = errors.New("request timeout")
+
+// errFinished is the cancellation cause when a stream sent its finish_reason (and
+// its usage) but neither [DONE] nor a close within finishGrace: the answer is
+// complete, and waiting for the stall timeout would record it as a stall.
+var errFinished = errors.New("finished")
+
+// ErrPastMaxTokens names a request whose server kept streaming far past max_tokens:
+// it is ended so that the chunks kept for it (their gaps, its text) stay bounded.
+var ErrPastMaxTokens = errors.New("the server streamed far past max_tokens")
 
 // Options configures the client.
 type Options struct {
@@ -79,6 +88,11 @@ func splitURL(raw string) (*url.URL, *url.Userinfo, error) {
 	if u.Host == "" {
 		return nil, nil, fmt.Errorf("invalid --url %q: no host", StripCredentials(raw))
 	}
+	if u.RawQuery != "" || u.ForceQuery {
+		// A query is not sent (the endpoints' paths are appended to the root), and a
+		// key in it (?api_key=...) would only be stored: refuse it, without echoing it.
+		return nil, nil, fmt.Errorf("invalid --url %q: it has a query string (not shown: it may hold a key), which is not sent; give the API key in an environment variable (--api-key-env)", StripCredentials(raw))
+	}
 	user := u.User
 	u.User = nil
 	u.RawQuery, u.Fragment = "", ""
@@ -104,9 +118,13 @@ func redactURLError(err error) string {
 	return err.Error()
 }
 
-// StripCredentials returns raw without any user:password@ part, for storing and
-// printing. Unparseable input is reduced to its scheme and host as well as possible.
+// StripCredentials returns raw without any user:password@ part and without its
+// query and fragment (which may hold a token), for storing and printing.
+// Unparseable input is reduced to its scheme and host as well as possible.
 func StripCredentials(raw string) string {
+	if i := strings.IndexAny(raw, "?#"); i >= 0 {
+		raw = raw[:i]
+	}
 	u, err := url.Parse(raw)
 	if err != nil {
 		if i := strings.LastIndex(raw, "@"); i >= 0 {

@@ -32,17 +32,25 @@ type Probe struct {
 // Server asks the server what it is. Only an unreachable server or refused
 // credentials are errors; every other endpoint is optional, and the kind of server
 // is detected, never required.
+//
+// Every string the server supplied that is stored or shown (the version, under
+// whichever endpoint gave it) is redacted here, on the value returned: a server that
+// echoes request headers could put the key in it. The model ids are sent back as
+// they are, and redacted where they are stored or shown (the recorder does that).
 func Server(ctx context.Context, c *client.Client) (Probe, error) {
+	p, err := server(ctx, c)
+	p.Server.Version = c.Redact(p.Server.Version)
+	p.Server.MetricsURL = c.Redact(p.Server.MetricsURL)
+	return p, err
+}
+
+func server(ctx context.Context, c *client.Client) (Probe, error) {
 	p := Probe{Server: trace.ServerInfo{Kind: "unknown"}}
 	status, body, err := c.Get(ctx, "/v1/models")
 	if err != nil {
 		return p, fmt.Errorf("%w at %s: %v", client.ErrUnreachable, c.BaseURL(), err)
 	}
 	p.ModelsStatus = status
-	// Version strings and model ids are the server's: one that echoes request
-	// headers could put the key in them. The ids are sent back as they are, and
-	// redacted where they are stored or shown (the recorder does that).
-	defer func() { p.Server.Version = c.Redact(p.Server.Version) }()
 	switch {
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
 		return p, fmt.Errorf("%w (GET /v1/models: HTTP %d)", client.ErrUnauthorized, status)

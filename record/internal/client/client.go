@@ -34,6 +34,15 @@ var errStalled = errors.New("stalled")
 // errRequestTimeout is the cancellation cause when a request ran past RequestTimeout.
 var errRequestTimeout = errors.New("request timeout")
 
+// errFinished is the cancellation cause when a stream sent its finish_reason (and
+// its usage) but neither [DONE] nor a close within finishGrace: the answer is
+// complete, and waiting for the stall timeout would record it as a stall.
+var errFinished = errors.New("finished")
+
+// ErrPastMaxTokens names a request whose server kept streaming far past max_tokens:
+// it is ended so that the chunks kept for it (their gaps, its text) stay bounded.
+var ErrPastMaxTokens = errors.New("the server streamed far past max_tokens")
+
 // Options configures the client.
 type Options struct {
 	// BaseURL is the server root (scheme://host:port[/prefix]), with or without

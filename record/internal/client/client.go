@@ -19,7 +19,7 @@ import (
 	"github.com/ceiling-llm/ceiling/record/internal/sse"
 )
 
-// MaxErrorBytes is the longest error text stored in a row (DESIGN.md).
+// MaxErrorBytes is the longest error text stored in a row (docs/trace-schema.md).
 const MaxErrorBytes = 512
 
 // ErrUnauthorized is returned (wrapped) when the server refuses the credentials.

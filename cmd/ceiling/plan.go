@@ -26,7 +26,7 @@ cache holds at max_model_len and at the workload's length, and proposes sweep le
 that bracket that prediction (geometric, up to about twice it). An alarm, with its
 fixes, when max_model_len does not fit once in a KV cache. Then each level of the
 sweep (proposed, or --levels) against the KV budget and the predicted roofline
-(per-user and total tok/s at the batch that fits; see README, "Capacity model").
+(per-user and total tok/s at the batch that fits; see docs/capacity.md).
 --compare-shapes puts TP, DP-attention and EP shapes of the same GPUs side by side.
 `
 

@@ -91,7 +91,7 @@ func (r *recorder) sweep(ctx context.Context, start int) error {
 			r.info.StopReason = "interrupted before level " + fmt.Sprint(i)
 			return ErrInterrupted
 		}
-		li, gone, err := r.runLevel(ctx, hard, lv, total)
+		li, gone, failing, err := r.runLevel(ctx, hard, lv, total)
 		if err != nil {
 			// A part of the level could not be written: it is not done.
 			return &sealError{level: lv.index, err: err}
@@ -111,6 +111,13 @@ func (r *recorder) sweep(ctx context.Context, start int) error {
 			r.info.StopReason = fmt.Sprintf("interrupted during level %d", lv.index)
 			return ErrInterrupted
 		}
+		if failing != "" {
+			// The level is kept (sealed above); the next would fail the same way.
+			r.info.StopReason = fmt.Sprintf("level %d stopped: %s", lv.index, failing)
+			r.progress("%s", r.info.StopReason)
+			return fmt.Errorf("%w: level %d (%s): %s; the sweep stopped there, and the %d levels recorded are kept in the trace",
+				ErrLevelFailed, lv.index, levelLabel(lv), failing, len(r.info.Levels))
+		}
 		if r.opts.Auto && lv.repeat == max(r.opts.Repeat, 1)-1 {
 			// The point is judged on all its repeats, against the previous point's
 			// (the levels already sealed, so --resume needs no state of its own).
@@ -126,4 +133,15 @@ func (r *recorder) sweep(ctx context.Context, start int) error {
 			}
 		}
 	}
+}
+
+// levelLabel is "c=N", "rate=R/s" or "replay xS".
+func levelLabel(lv level) string {
+	switch {
+	case lv.speed > 0:
+		return fmt.Sprintf("replay ×%g", lv.speed)
+	case lv.rate > 0:
+		return fmt.Sprintf("rate=%g/s", lv.rate)
+	}
+	return fmt.Sprintf("c=%d", lv.concurrency)
 }

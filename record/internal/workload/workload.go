@@ -237,3 +237,10 @@ func NewSynthetic(ctx context.Context, cfg Config, measure MeasureFunc, how stri
 	w.Calibrated = fmt.Sprintf("%s: %.3f tokens per word, %.0f tokens overhead", how, w.b, w.a)
 	return w, nil
 }
+
+// Lengths is request draw's prompt length and max_tokens as a synthetic workload of
+// this config draws them (Workload.Prompt's draws), without building its text: what
+// a pre-flight check compares with the server's context.
+func (c Config) Lengths(draw int64) (prompt, output int) {
+	return c.Prompt.Draw(lengthRNG(c.Seed, draw, 1)), c.Output.Draw(lengthRNG(c.Seed, draw, 2))
+}

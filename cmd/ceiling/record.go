@@ -226,6 +226,11 @@ func runRecord(ctx context.Context, e env, args []string) int {
 		fmt.Fprintf(e.stderr, "wrote %s: %d levels, %d measured requests, %d errors (%s)\n",
 			where, len(info.Levels), requests, errs, info.StopReason)
 	}
+	if err == nil && allFailed(info) {
+		// The trace is kept (its error column says why), but nothing was measured.
+		fmt.Fprintf(e.stderr, "ceiling record: every one of the %d measured requests failed: the trace holds no measurement (its error column, or ceiling analyze, says why)\n", measured(info))
+		return exitFailed
+	}
 	if err != nil {
 		fmt.Fprintf(e.stderr, "ceiling record: %v\n", err)
 		if errors.Is(err, record.ErrInterrupted) {
@@ -234,6 +239,24 @@ func runRecord(ctx context.Context, e env, args []string) int {
 		return exitFailed
 	}
 	return exitOK
+}
+
+// measured is how many measured requests the run's levels hold.
+func measured(info trace.RunInfo) int {
+	n := 0
+	for _, l := range info.Levels {
+		n += l.Requests
+	}
+	return n
+}
+
+// allFailed says whether the run measured requests and every one failed.
+func allFailed(info trace.RunInfo) bool {
+	errs := 0
+	for _, l := range info.Levels {
+		errs += l.Errors
+	}
+	return measured(info) > 0 && errs >= measured(info)
 }
 
 func parseInts(s string) ([]int, error) {

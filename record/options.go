@@ -47,7 +47,10 @@ type Options struct {
 	// RequestTimeout bounds one whole request (default 30 minutes), however much
 	// the server still sends.
 	RequestTimeout time.Duration
-	Grace          time.Duration // how long Ctrl-C waits for in-flight requests
+	// ProbeTimeout bounds each plain request of the probe (/v1/models, /metrics,
+	// ...); 0 = 10 s. With Model given, a model list slower than this is skipped.
+	ProbeTimeout time.Duration
+	Grace        time.Duration // how long Ctrl-C waits for in-flight requests
 	// Abort, once closed after ctx is cancelled (a second Ctrl-C), ends the grace
 	// period at once: the requests in flight are recorded as cancelled.
 	Abort <-chan struct{}

@@ -57,6 +57,7 @@ func runRecord(ctx context.Context, e env, args []string) int {
 	ignoreEOS := fs.Bool("ignore-eos", false, "send ignore_eos: true so output lengths are exact on servers that honour it")
 	timeout := fs.Duration("timeout", 5*time.Minute, "fail a request that receives no token for this long (a stalled stream; SSE keep-alive comments do not count)")
 	requestTimeout := fs.Duration("request-timeout", record.DefaultRequestTimeout, "fail a request that has not finished after this long, however much it still sends")
+	probeTimeout := fs.Duration("probe-timeout", 10*time.Second, "wait this long for each answer of the probe before the sweep (/v1/models, /metrics, ...); a server that scales to zero may need more; with --model a slow model list is skipped")
 	grace := fs.Duration("grace", 30*time.Second, "on Ctrl-C, wait this long for requests in flight before recording them as cancelled")
 	metricsURL := fs.String("metrics-url", "", "Prometheus metrics to scrape during the run (default: the server's /metrics when it answers; off = none)")
 	scrape := fs.Duration("scrape-interval", time.Second, "metrics scrape interval")
@@ -105,6 +106,7 @@ func runRecord(ctx context.Context, e env, args []string) int {
 		{"duration-per-level", *perLevelDur <= 0},
 		{"timeout", *timeout <= 0},
 		{"request-timeout", *requestTimeout <= 0},
+		{"probe-timeout", *probeTimeout <= 0},
 		{"scrape-interval", *scrape <= 0},
 	} {
 		if fs.Changed(f.name) && f.bad {
@@ -139,6 +141,7 @@ func runRecord(ctx context.Context, e env, args []string) int {
 		IgnoreEOS:          *ignoreEOS,
 		Timeout:            *timeout,
 		RequestTimeout:     *requestTimeout,
+		ProbeTimeout:       *probeTimeout,
 		Grace:              *grace,
 		Abort:              e.abort,
 		MetricsURL:         *metricsURL,

@@ -40,6 +40,9 @@ func AnalyzeSources(ctx context.Context, srcs []*trace.Source, opt Options) (*An
 	if len(srcs) == 0 {
 		return nil, errors.New("analyze: no trace given")
 	}
+	if err := opt.Prepare(); err != nil {
+		return nil, fmt.Errorf("analyzing %s: %w", srcs[0].Name, err)
+	}
 	a := &Analysis{Schema: Schema, Runs: []Run{}}
 	for _, ts := range srcs {
 		runs, err := analyzeSource(ctx, newSource(ts), opt)
@@ -151,7 +154,7 @@ func buildRun(src *source, acc *runAcc, own bool, opt Options) (*Run, error) {
 	slices.Sort(keys)
 	for _, k := range keys {
 		l := acc.levels[k]
-		lv := l.finish(k, opt.SLO)
+		lv := l.finish(k, opt.SLO, tailPercentiles(opt.Percentiles))
 		sourceLevel(&lv, metaLevels[int(k)])
 		if m := metaLevels[int(k)]; m != nil {
 			lv.Repeat = m.Repeat

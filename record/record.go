@@ -99,6 +99,19 @@ func Record(ctx context.Context, opts Options) (trace.RunInfo, error) {
 		r.replay = es
 	}
 
+	// One recorder per output: the lock comes before --resume or --force looks at
+	// the parts directory, which a live run is still writing.
+	if opts.Output != "-" {
+		lock, stale, err := lockOutput(opts.Output)
+		if err != nil {
+			return trace.RunInfo{}, err
+		}
+		defer lock.release()
+		if stale != 0 {
+			r.progress("the lock of %s was left by process %d, which is no longer running: taken over", opts.Output, stale)
+		}
+	}
+
 	// The output must be writable before anything is asked of the server.
 	var resume *trace.Resumed
 	if opts.Output == "-" {
@@ -174,6 +187,8 @@ func Record(ctx context.Context, opts Options) (trace.RunInfo, error) {
 		APIKey:         opts.APIKey,
 		Timeout:        opts.Timeout,
 		RequestTimeout: opts.RequestTimeout,
+		ProbeTimeout:   opts.ProbeTimeout,
+		Model:          opts.Model,
 		IgnoreEOS:      opts.IgnoreEOS,
 		MaxConns:       r.maxConcurrency(),
 		Insecure:       opts.Insecure,
@@ -189,6 +204,9 @@ func Record(ctx context.Context, opts Options) (trace.RunInfo, error) {
 		return cleanupOnEarlyError(r.explain(err))
 	}
 	r.modelsStatus = pr.ModelsStatus
+	if pr.ModelsErr != nil {
+		r.progress("note: %v; going on with --model %s", pr.ModelsErr, cl.Redact(opts.Model))
+	}
 	if opts.Model == "" {
 		if pr.ModelsStatus != http.StatusOK {
 			return cleanupOnEarlyError(fmt.Errorf("GET %s/v1/models answered HTTP %d %s: no OpenAI-compatible API there (a wrong port, or a path prefix missing from --url?); if the server has no model list, give --model",

@@ -19,7 +19,7 @@ import (
 	"github.com/ceiling-llm/ceiling/record/internal/sse"
 )
 
-// MaxErrorBytes is the longest error text stored in a row (DESIGN.md).
+// MaxErrorBytes is the longest error text stored in a row (docs/trace-schema.md).
 const MaxErrorBytes = 512
 
 // ErrUnauthorized is returned (wrapped) when the server refuses the credentials.
@@ -28,11 +28,27 @@ var ErrUnauthorized = errors.New("the server refused the API key")
 // ErrUnreachable is returned (wrapped) when the server cannot be contacted at all.
 var ErrUnreachable = errors.New("cannot reach the server")
 
+// ErrSlow is returned (wrapped) when a plain request got no answer within
+// ProbeTimeout: the server accepted the connection but did not answer in time.
+var ErrSlow = errors.New("no answer in time")
+
+// DefaultProbeTimeout bounds a plain request when Options.ProbeTimeout is 0.
+const DefaultProbeTimeout = 10 * time.Second
+
 // errStalled is the cancellation cause when a request saw no data for the timeout.
 var errStalled = errors.New("stalled")
 
 // errRequestTimeout is the cancellation cause when a request ran past RequestTimeout.
 var errRequestTimeout = errors.New("request timeout")
+
+// errFinished is the cancellation cause when a stream sent its finish_reason (and
+// its usage) but neither [DONE] nor a close within finishGrace: the answer is
+// complete, and waiting for the stall timeout would record it as a stall.
+var errFinished = errors.New("finished")
+
+// ErrPastMaxTokens names a request whose server kept streaming far past max_tokens:
+// it is ended so that the chunks kept for it (their gaps, its text) stay bounded.
+var ErrPastMaxTokens = errors.New("the server streamed far past max_tokens")
 
 // Options configures the client.
 type Options struct {
@@ -49,7 +65,10 @@ type Options struct {
 	Timeout time.Duration
 	// RequestTimeout bounds a whole request, however much it still sends (0 = none).
 	RequestTimeout time.Duration
-	IgnoreEOS      bool
+	// ProbeTimeout bounds each plain request (model list, /metrics, /props, ...):
+	// 0 = DefaultProbeTimeout. A scale-to-zero endpoint may need more to wake.
+	ProbeTimeout time.Duration
+	IgnoreEOS    bool
 	// MaxConns sizes the connection pool (the sweep's largest concurrency).
 	MaxConns int
 	Insecure bool // skip TLS certificate verification
@@ -150,6 +169,9 @@ func New(opts Options) (*Client, error) {
 	if opts.Timeout <= 0 {
 		opts.Timeout = 5 * time.Minute
 	}
+	if opts.ProbeTimeout <= 0 {
+		opts.ProbeTimeout = DefaultProbeTimeout
+	}
 	conns := max(opts.MaxConns, 16)
 	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
 	tr := &http.Transport{
@@ -228,6 +250,9 @@ func (c *Client) BaseURL() string { return c.base.String() }
 
 // Endpoint is the full URL of the completion endpoint, without credentials.
 func (c *Client) Endpoint() string { return c.endpoint }
+
+// Model is the model requested ("" until known).
+func (c *Client) Model() string { return c.opts.Model }
 
 // SetModel sets the model requested, once the server has said which it serves;
 // call it before the first request.

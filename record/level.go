@@ -186,6 +186,7 @@ func (r *recorder) runLevel(ctx, hard context.Context, lv level, total int) (li 
 	l.stop, l.cancel = context.WithCancel(ctx)
 	defer l.cancel()
 	l.stats = newLevelStats(lv, l.count, total, o.Progress, o.Live)
+	l.stats.setPlan(r.levelPlan(l, lv, total, wall0))
 
 	var arr arrivals = closedLoop{workers: lv.concurrency}
 	switch {

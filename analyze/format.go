@@ -134,6 +134,7 @@ func writeDoc(w io.Writer, a *Analysis, md bool) error {
 		}
 		b.WriteString("\n")
 	}
+	writePredictions(&b, a, md)
 	for i, r := range a.Runs {
 		if i > 0 || len(a.Runs) > 1 {
 			b.WriteString("\n")
@@ -212,8 +213,20 @@ func writeRun(b *strings.Builder, r *Run, md bool) {
 		b.WriteString("\n")
 	}
 
+	if t := errorTable(r); t != nil {
+		heading(b, md, 2, "Errors (by kind and the server's message)")
+		_ = t.write(b, md)
+		b.WriteString("\n")
+	}
+
 	if t := serverTable(r); t != nil {
 		heading(b, md, 2, "Server counters (inside each window)")
+		_ = t.write(b, md)
+		b.WriteString("\n")
+	}
+
+	if t := gpuTable(r); t != nil {
+		heading(b, md, 2, "GPU power and energy (inside each window)")
 		_ = t.write(b, md)
 		b.WriteString("\n")
 	}

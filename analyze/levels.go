@@ -207,6 +207,7 @@ type levelAcc struct {
 	requests        int
 	errors          int
 	kinds           map[string]int
+	groups          errorGroups
 	ttft, ttfc      []int64
 	e2e             []int64
 	tpot, perUser   []float64
@@ -350,7 +351,9 @@ func (p *statsPass) row(c *batchCols, i int, l *levelAcc, run *runAcc) {
 
 	if !ok {
 		l.errors++
-		l.kinds[errorKind(status, errText, hasTok)]++
+		kind := errorKind(status, errText, hasTok)
+		l.kinds[kind]++
+		l.groups.add(kind, errText)
 		return
 	}
 
@@ -480,6 +483,7 @@ func (l *levelAcc) finish(level int32, slo SLO) Level {
 	if len(l.kinds) > 0 {
 		out.ErrorKinds = l.kinds
 	}
+	out.ErrorGroups = l.groups.list()
 	win := float64(l.we-l.ws) / 1e9
 	out.WindowS = win
 	out.WindowStartS = float64(l.ws-w.firstSent) / 1e9
@@ -541,7 +545,7 @@ func (l *levelAcc) warnings(lv Level, meta *levelMeta) []string {
 	name := levelName(lv)
 	if lv.Requests > 0 && float64(lv.Errors) > 0.01*float64(lv.Requests) {
 		ws = append(ws, fmt.Sprintf("%s: %d of %d requests failed (%.1f%%): %s", name, lv.Errors, lv.Requests,
-			100*float64(lv.Errors)/float64(lv.Requests), kindList(lv.ErrorKinds)))
+			100*float64(lv.Errors)/float64(lv.Requests), kindList(lv.ErrorKinds)+topMessage(lv)))
 	}
 	if !l.steady && l.requests > 1 {
 		ws = append(ws, fmt.Sprintf("%s: no steady state (the workers were never all busy at once); throughput uses the whole level", name))

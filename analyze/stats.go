@@ -3,8 +3,6 @@ package analyze
 import (
 	"math"
 	"slices"
-	"strconv"
-	"strings"
 )
 
 // Statistics: percentiles interpolate linearly between order statistics
@@ -252,32 +250,4 @@ func (h *gapHist) histogram() *Histogram {
 		edges[i] = e / 1e6
 	}
 	return &Histogram{Edges: edges, Counts: counts}
-}
-
-// errorKind names the kind of a failed attempt from its HTTP status and error text,
-// so that errors can be counted by kind: "http_429", "timeout", "reset", ...
-func errorKind(status int32, errText string, gotToken bool) string {
-	if status >= 400 || (status > 0 && status < 200) || (status >= 300 && status < 400) {
-		return "http_" + strconv.Itoa(int(status))
-	}
-	e := strings.ToLower(errText)
-	switch {
-	case e == "" && !gotToken:
-		return "no_tokens"
-	case strings.Contains(e, "timeout") || strings.Contains(e, "deadline") || strings.Contains(e, "timed out"):
-		return "timeout"
-	case strings.Contains(e, "reset"):
-		return "reset"
-	case strings.Contains(e, "refused"):
-		return "refused"
-	case strings.Contains(e, "eof") || strings.Contains(e, "closed") || strings.Contains(e, "broken pipe"):
-		return "disconnect"
-	case strings.Contains(e, "cancel"):
-		return "canceled"
-	case strings.Contains(e, "json") || strings.Contains(e, "sse") || strings.Contains(e, "parse") || strings.Contains(e, "decod"):
-		return "protocol"
-	case strings.Contains(e, "stream") && strings.Contains(e, "error"):
-		return "stream_error"
-	}
-	return "other"
 }

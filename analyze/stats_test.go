@@ -114,29 +114,6 @@ func TestHistogramBuckets(t *testing.T) {
 	}
 }
 
-func TestErrorKind(t *testing.T) {
-	for _, tc := range []struct {
-		status int32
-		err    string
-		tok    bool
-		want   string
-	}{
-		{429, "HTTP 429", false, "http_429"},
-		{503, "", false, "http_503"},
-		{0, "context deadline exceeded", false, "timeout"},
-		{0, "read tcp: connection reset by peer", true, "reset"},
-		{0, "dial tcp: connect: connection refused", false, "refused"},
-		{200, "unexpected EOF", true, "disconnect"},
-		{200, "invalid JSON in chunk", true, "protocol"},
-		{200, "", false, "no_tokens"},
-		{200, "something odd", true, "other"},
-	} {
-		if got := errorKind(tc.status, tc.err, tc.tok); got != tc.want {
-			t.Errorf("errorKind(%d, %q) = %q, want %q", tc.status, tc.err, got, tc.want)
-		}
-	}
-}
-
 func TestWindow(t *testing.T) {
 	for _, tc := range []struct {
 		name       string

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"net/http"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ceiling-llm/ceiling/internal/atomicfile"
 	"github.com/ceiling-llm/ceiling/record/internal/client"
 	"github.com/ceiling-llm/ceiling/record/internal/probe"
 	"github.com/ceiling-llm/ceiling/record/internal/workload"
@@ -97,6 +99,19 @@ func Record(ctx context.Context, opts Options) (trace.RunInfo, error) {
 		r.replay = es
 	}
 
+	// One recorder per output: the lock comes before --resume or --force looks at
+	// the parts directory, which a live run is still writing.
+	if opts.Output != "-" {
+		lock, stale, err := lockOutput(opts.Output)
+		if err != nil {
+			return trace.RunInfo{}, err
+		}
+		defer lock.release()
+		if stale != 0 {
+			r.progress("the lock of %s was left by process %d, which is no longer running: taken over", opts.Output, stale)
+		}
+	}
+
 	// The output must be writable before anything is asked of the server.
 	var resume *trace.Resumed
 	if opts.Output == "-" {
@@ -111,6 +126,15 @@ func Record(ctx context.Context, opts Options) (trace.RunInfo, error) {
 		}
 		r.parts, r.tmpParts = ps, true
 	} else if opts.Resume {
+		// The merge at the end replaces the output: never a link, a device or an input.
+		g := outputGuard(opts)
+		g.Force = true
+		if err := g.Check(opts.Output); err != nil {
+			return trace.RunInfo{}, fmt.Errorf("--resume: %w", err)
+		}
+		if err := checkSidecar(opts); err != nil {
+			return trace.RunInfo{}, fmt.Errorf("--resume: %w", err)
+		}
 		ps, st, err := trace.ResumeParts(trace.PartsDir(opts.Output))
 		if err != nil {
 			return trace.RunInfo{}, fmt.Errorf("--resume: %w", err)
@@ -120,8 +144,11 @@ func Record(ctx context.Context, opts Options) (trace.RunInfo, error) {
 		if err := checkWritable(opts.Output); err != nil {
 			return trace.RunInfo{}, err
 		}
-		if _, err := os.Lstat(opts.Output); err == nil && !opts.Force {
-			return trace.RunInfo{}, fmt.Errorf("%s exists: pass --force to replace it, or choose another -o", opts.Output)
+		if err := outputGuard(opts).Check(opts.Output); err != nil {
+			return trace.RunInfo{}, err
+		}
+		if err := checkSidecar(opts); err != nil {
+			return trace.RunInfo{}, err
 		}
 		if opts.Force {
 			if err := trace.RemoveParts(trace.PartsDir(opts.Output)); err != nil {
@@ -133,6 +160,24 @@ func Record(ctx context.Context, opts Options) (trace.RunInfo, error) {
 			return trace.RunInfo{}, err
 		}
 		r.parts = ps
+	}
+	if opts.Seed == 0 {
+		// No seed given: a fresh one, so that a second run sends prompts no server's
+		// prefix cache has seen; --resume continues the interrupted run's.
+		opts.Seed = freshSeed()
+		if opts.Shard.Sharded() {
+			// The shards of one sweep run one plan: their common seed comes from the
+			// run id they share (each then draws from its own split of it).
+			opts.Seed = sharedSeed(opts.RunID)
+		}
+		if resume != nil {
+			opts.Seed = resume.Info.Plan.Seed
+		}
+		if opts.Config != nil {
+			opts.Config = maps.Clone(opts.Config)
+			opts.Config["seed"] = strconv.FormatUint(opts.Seed, 10)
+		}
+		r.opts = opts
 	}
 	cleanupOnEarlyError := func(err error) (trace.RunInfo, error) {
 		if !r.tmpParts && resume == nil {
@@ -181,8 +226,18 @@ func Record(ctx context.Context, opts Options) (trace.RunInfo, error) {
 	}
 	r.opts.MetricsURL = opts.MetricsURL
 	pr.Server.MetricsURL = client.StripCredentials(opts.MetricsURL)
+	for _, u := range opts.GPUMetricsURLs {
+		pr.Server.GPUMetricsURLs = append(pr.Server.GPUMetricsURLs, client.StripCredentials(u))
+	}
 	if pr.Server.KVCapacityTokens != nil {
 		r.kvCap = *pr.Server.KVCapacityTokens
+	}
+
+	// The workload must fit the context the server revealed, before any request.
+	if warning, err := r.checkContext(pr.Server); err != nil {
+		return cleanupOnEarlyError(err)
+	} else if warning != "" {
+		r.warn(warning)
 	}
 
 	// One request before the sweep: it proves the key and the model, and measures
@@ -265,6 +320,26 @@ func resumeLevel(st *trace.Resumed) int {
 	return st.NextLevel
 }
 
+// outputGuard is the rule for -o: never an input (the dataset or replay file),
+// never anything but a regular file, an existing file only with --force. The
+// sidecar beside it follows the same rule but may be replaced (it is the output's).
+func outputGuard(opts Options) atomicfile.Guard {
+	g := atomicfile.Guard{Force: opts.Force}
+	for _, in := range []string{opts.Dataset, opts.Replay} {
+		if in != "" {
+			g.Inputs = append(g.Inputs, in)
+		}
+	}
+	return g
+}
+
+// checkSidecar refuses a sidecar path that must not be replaced (a link, a device).
+func checkSidecar(opts Options) error {
+	g := outputGuard(opts)
+	g.Force = true
+	return g.Check(trace.MetricsPath(opts.Output))
+}
+
 // checkWritable fails early, with a clear message, when the trace cannot be written.
 func checkWritable(path string) error {
 	dir := filepath.Dir(path)
@@ -308,6 +383,15 @@ func samePlan(old, cur trace.RunInfo) error {
 // the run and the trace's request_id, so a row is easy to find in the server's logs.
 func RequestHeaderID(runID string, id int64) string {
 	return "ceiling-" + runID + "-" + strconv.FormatInt(id, 10)
+}
+
+// freshSeed is a seed for a run given none: never 0, which means "none given".
+func freshSeed() uint64 {
+	for {
+		if s := rand.Uint64(); s != 0 {
+			return s
+		}
+	}
 }
 
 func newRunID(t time.Time) string {

@@ -3,6 +3,7 @@ package record
 import (
 	"context"
 	"fmt"
+	"hash/fnv"
 	"time"
 
 	"github.com/ceiling-llm/ceiling/trace"
@@ -93,4 +94,12 @@ func shardName(s *trace.ShardInfo) string {
 		return "not sharded"
 	}
 	return fmt.Sprintf("shard %d/%d", s.Index, s.Count)
+}
+
+// sharedSeed is the seed of a sharded sweep given none: the same on every shard
+// of the run, another for every run (never 0, which means "none given").
+func sharedSeed(runID string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(runID))
+	return max(h.Sum64(), 1)
 }

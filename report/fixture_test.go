@@ -169,6 +169,7 @@ func fixtureHostile() *analyze.Analysis {
 	r.Capacity.Budget.GPU = hostile
 	r.Capacity.Source = hostile
 	r.Levels[1].ErrorKinds = map[string]int{hostile: 1}
+	r.Levels[1].ErrorGroups = []analyze.ErrorGroup{{Kind: hostile, Message: hostile, Count: 1}}
 	info, _ := json.Marshal(map[string]any{"target": map[string]any{"model": hostile, "base_url": hostile}, "declared": map[string]any{"notes": hostile}, hostile: hostile})
 	r.Info = info
 	r.Metrics[0].Name = hostile

@@ -127,7 +127,7 @@ func buildPage(a *analyze.Analysis, opt Options) (*page, error) {
 	}
 	p.NoLevels = levels == 0
 	for _, r := range p.Runs {
-		p.HasEvidence = p.HasEvidence || len(r.Evidence) > 0 || len(r.Lengths.Rows) > 0 || len(r.Server.Rows) > 0
+		p.HasEvidence = p.HasEvidence || len(r.Evidence) > 0 || len(r.Lengths.Rows) > 0 || len(r.Server.Rows) > 0 || len(r.Errors.Rows) > 0
 	}
 	if len(p.Runs) == 1 && len(p.Runs[0].Meta) > 8 {
 		m := p.Runs[0].Meta

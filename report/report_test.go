@@ -349,3 +349,20 @@ func BenchmarkWrite(b *testing.B) {
 	}
 	b.ReportMetric(float64(n), "bytes/report")
 }
+
+// TestErrorsTable: each level's failures are listed by kind with the server's own
+// message and the count, in the evidence.
+func TestErrorsTable(t *testing.T) {
+	a := fixture(4, 40)
+	a.Runs[0].Levels[3].ErrorKinds = map[string]int{analyze.KindKVExhausted: 41}
+	a.Runs[0].Levels[3].ErrorGroups = []analyze.ErrorGroup{{Kind: analyze.KindKVExhausted, Message: "server error: Context size has been exceeded.", Count: 41}}
+	page := render(t, a, Options{})
+	for _, want := range []string{"What the server said when requests failed", "<td>kv_exhausted</td><td>41</td><td>server error: Context size has been exceeded.</td>"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	if page := render(t, fixture(4, 40), Options{}); strings.Contains(page, "What the server said") {
+		t.Errorf("a run without failures has an errors table")
+	}
+}

@@ -33,7 +33,9 @@ type runView struct {
 	// and (for conversations) per turn of the key level; no rows when absent.
 	Lengths levelTable
 	Turns   levelTable
-	Meta    []metaRow
+	// Errors are the failures per level by kind, with the server's own message.
+	Errors levelTable
+	Meta   []metaRow
 	// MetaCols splits Meta into columns: two for a single run (a long list reads
 	// badly at full width), one per run otherwise.
 	MetaCols [][]metaRow
@@ -83,6 +85,7 @@ func newRunView(r *analyze.Run, label string, idx int) *runView {
 	v.Table = table(r, v.ceilingLvl)
 	v.Lengths = lengthsTable(r, v.ceilingLvl)
 	v.Turns = turnsTable(v.ceilingLvl)
+	v.Errors = errorsTable(r)
 	v.Meta = metadata(r)
 	v.MetaCols = [][]metaRow{v.Meta}
 	return v
@@ -499,4 +502,21 @@ func fmtPtrConc(v *float64) string {
 		return dash
 	}
 	return fmtConc(*v)
+}
+
+// errorsTable lists each level's failures grouped by kind and message: what the
+// server said, so that a reviewer sees "Context size has been exceeded." rather than
+// a count.
+func errorsTable(r *analyze.Run) levelTable {
+	t := levelTable{
+		Header: []string{"Level", "Concurrency", "Kind", "Failed", "Message (first seen)"},
+		Note:   "Failed requests by kind and message, as the server (or the client, for timeouts and resets) worded them; messages that differ only in their numbers are one row. kv_exhausted: the server's KV cache ran out under load; context_exceeded: one request was longer than the context a sequence may hold.",
+	}
+	for i := range r.Levels {
+		l := &r.Levels[i]
+		for _, g := range l.ErrorGroups {
+			t.Rows = append(t.Rows, levelRow{Cells: []string{strconv.Itoa(l.Level), levelX(l), g.Kind, fmtInt(int64(g.Count)), g.Message}})
+		}
+	}
+	return t
 }

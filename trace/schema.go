@@ -18,7 +18,8 @@ const (
 	MetaRunID = "ceiling.run_id"
 )
 
-// Row is one request attempt: one row of the trace (schema version 2, see DESIGN.md).
+// Row is one request attempt: one row of the trace (schema version 2, see
+// docs/trace-schema.md).
 // Times are Unix nanoseconds. Nullable columns are pointers.
 type Row struct {
 	RunID              string  `parquet:"run_id"`
@@ -204,6 +205,9 @@ type ServerInfo struct {
 	Slots            *int64 `json:"slots"`
 	NCtx             *int64 `json:"n_ctx"`
 	MetricsURL       string `json:"metrics_url,omitempty"`
+	// GPUMetricsURLs are the GPU exporters scraped (record --gpu-metrics-url),
+	// without credentials.
+	GPUMetricsURLs []string `json:"gpu_metrics_urls,omitempty"`
 }
 
 // ClientInfo describes the machine that ran the recorder, so that analyze can tell

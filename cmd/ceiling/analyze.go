@@ -8,6 +8,7 @@ import (
 
 	"github.com/ceiling-llm/ceiling/analyze"
 	"github.com/ceiling-llm/ceiling/internal/atomicfile"
+	"github.com/ceiling-llm/ceiling/trace"
 	"github.com/spf13/pflag"
 )
 
@@ -24,6 +25,8 @@ const analyzeExample = `Example:
   ceiling analyze run.parquet --slo-ttft 2s --slo-tpot 50ms \
       --model-config samples/models/llama-3.1-8b.json --gpu h100-sxm --gpus 1 --tp 1
   ceiling analyze run-a.parquet run-b.parquet.parts --format json -o analysis.json
+  # a run recorded with --gpu-metrics-url: energy cost beside the GPU-hour cost
+  ceiling analyze run.parquet --gpus 8 --gpu-hour-cost 2.5 --power-cost 0.12 --pue 1.3
 
 `
 
@@ -32,8 +35,10 @@ const analyzeExample = `Example:
 func runAnalyze(ctx context.Context, e env, args []string) int {
 	fs := pflag.NewFlagSet("analyze", pflag.ContinueOnError)
 	options := addAnalyzeFlags(fs)
+	predicted := addPredictedFlag(fs)
 	format := fs.String("format", analyze.FormatText, "output format: "+strings.Join(analyze.Formats(), ", "))
 	out := fs.StringP("output", "o", "-", "write the analysis to this file (- = stdout)")
+	force := fs.Bool("force", false, "replace an existing Parquet file at -o (an input is never replaced)")
 	h := help{name: "analyze", head: analyzeHead, example: analyzeExample}
 	if code, ok := h.parse(e, fs, args); !ok {
 		return code
@@ -51,8 +56,23 @@ func runAnalyze(ctx context.Context, e env, args []string) int {
 	if err != nil {
 		return h.usageError(e, err.Error())
 	}
+	if err := checkOutput(*out, fs.Args(), *force); err != nil {
+		fmt.Fprintf(e.stderr, "ceiling analyze: %v\n", err)
+		return exitFailed
+	}
 
-	a, err := analyze.Analyze(ctx, fs.Args(), opt)
+	runs, preds, err := splitPredictions(fs.Args(), *predicted)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "ceiling %s: %v\n", fs.Name(), err)
+		return exitFailed
+	}
+	if len(runs) == 0 {
+		return h.usageError(e, "no measured run given: a planner's predictions are shown beside a measured run")
+	}
+	a, err := analyzeInputs(ctx, runs, opt)
+	if err == nil {
+		attachPredictions(a, opt, preds)
+	}
 	if err != nil {
 		fmt.Fprintf(e.stderr, "ceiling analyze: %v\n", flagError(err))
 		return exitFailed
@@ -67,6 +87,20 @@ func runAnalyze(ctx context.Context, e env, args []string) int {
 		return exitFailed
 	}
 	return exitOK
+}
+
+// checkOutput refuses an -o of analyze or report that would replace one of the
+// runs read, their sidecars or anything inside them, anything that is not a regular
+// file, or an existing Parquet file without --force ("-" is stdout).
+func checkOutput(out string, runs []string, force bool) error {
+	if out == "" || out == "-" {
+		return nil
+	}
+	g := atomicfile.Guard{Force: force, ReplaceFiles: true}
+	for _, r := range runs {
+		g.Inputs = append(g.Inputs, r, trace.MetricsPath(r))
+	}
+	return g.Check(out)
 }
 
 // writeAnalysisOutput writes data to path atomically, or to stdout for "-" or "".

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/ceiling-llm/ceiling/analyze"
 	"github.com/ceiling-llm/ceiling/internal/atomicfile"
 	"github.com/ceiling-llm/ceiling/report"
 	"github.com/spf13/pflag"
@@ -24,6 +23,7 @@ const reportExample = `Example:
   ceiling report run.parquet -o report.html --slo-ttft 2s --slo-tpot 50ms \
       --model-config samples/models/llama-3.1-8b.json --gpu h100-sxm --gpus 1 --tp 1
   ceiling report bf16.parquet fp8.parquet -o compare.html --title "Llama 3.1 8B: bf16 vs fp8"
+  ceiling report run.parquet -o report.html --gpus 8 --gpu-hour-cost 2.5 --power-cost 0.12 --pue 1.3
 
 `
 
@@ -32,7 +32,9 @@ const reportExample = `Example:
 func runReport(ctx context.Context, e env, args []string) int {
 	fs := pflag.NewFlagSet("report", pflag.ContinueOnError)
 	options := addAnalyzeFlags(fs)
+	predicted := addPredictedFlag(fs)
 	out := fs.StringP("output", "o", "report.html", "write the report to this file (- = stdout)")
+	force := fs.Bool("force", false, "replace an existing Parquet file at -o (an input is never replaced)")
 	title := fs.String("title", "", "page title (default: from the model names)")
 	h := help{name: "report", head: reportHead, example: reportExample}
 	if code, ok := h.parse(e, fs, args); !ok {
@@ -49,8 +51,23 @@ func runReport(ctx context.Context, e env, args []string) int {
 	if err != nil {
 		return h.usageError(e, err.Error())
 	}
+	if err := checkOutput(*out, fs.Args(), *force); err != nil {
+		fmt.Fprintf(e.stderr, "ceiling report: %v\n", err)
+		return exitFailed
+	}
 
-	a, err := analyze.Analyze(ctx, fs.Args(), opt)
+	runs, preds, err := splitPredictions(fs.Args(), *predicted)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "ceiling %s: %v\n", fs.Name(), err)
+		return exitFailed
+	}
+	if len(runs) == 0 {
+		return h.usageError(e, "no measured run given: a planner's predictions are shown beside a measured run")
+	}
+	a, err := analyzeInputs(ctx, runs, opt)
+	if err == nil {
+		attachPredictions(a, opt, preds)
+	}
 	if err != nil {
 		fmt.Fprintf(e.stderr, "ceiling report: %v\n", flagError(err))
 		return exitFailed

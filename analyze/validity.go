@@ -72,8 +72,9 @@ func validLevels(levels []Level) []Level {
 }
 
 // validityWarning is the one warning that counts the invalid levels and says what to
-// rerun with; "" when every level is valid.
-func validityWarning(levels []Level) string {
+// rerun with, in the words of the tool that recorded the run (tool: the importer's
+// source tool, "" for ceiling's own recorder); "" when every level is valid.
+func validityWarning(levels []Level, tool string) string {
 	var names []string
 	maxC := 0
 	rate := false
@@ -93,11 +94,29 @@ func validityWarning(levels []Level) string {
 	if maxC == 0 {
 		fix = "rerun them with a longer --duration-per-level"
 	}
+	if adv := sourceRerun(tool, maxC); adv != "" {
+		fix = adv
+	}
 	if rate {
 		fix += "; a rate the server cannot complete measures overload: its throughput is shown but it has no steady concurrency"
 	}
 	return fmt.Sprintf("%d of %d levels are invalid and excluded from the ceilings and fits (%s): see invalid_reason per level; %s",
 		len(names), len(levels), strings.Join(names, ", "), fix)
+}
+
+// sourceRerun is the advice for rerunning an imported benchmark's invalid levels in
+// its own tool's flags; "" for ceiling's own traces.
+func sourceRerun(tool string, maxC int) string {
+	n := recorderRequestsPerWorker * max(maxC, 1)
+	switch t := strings.ToLower(tool); {
+	case t == "":
+		return ""
+	case strings.HasPrefix(t, "vllm"):
+		return fmt.Sprintf("rerun them with vllm bench serve --request-rate inf (a finite rate with --max-concurrency cannot keep that many requests in flight) and --num-prompts of at least %d (4 per concurrent request at %d)", n, maxC)
+	case strings.HasPrefix(t, "sglang"):
+		return fmt.Sprintf("rerun them with sglang.bench_serving --request-rate inf and --num-prompts of at least %d (4 per concurrent request at %d)", n, maxC)
+	}
+	return fmt.Sprintf("rerun them with %s, with arrivals fast enough to keep every level full and at least %d requests (4 per concurrent request at %d)", tool, n, maxC)
 }
 
 // The recorder's default level size (record.Options: neither --requests-per-level nor

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 
 	"github.com/ceiling-llm/ceiling/capacity"
-	"github.com/ceiling-llm/ceiling/importer"
+	"github.com/ceiling-llm/ceiling/trace"
 )
 
 // Schema is the value of Analysis.Schema; it changes only when a field changes meaning.
@@ -16,6 +16,9 @@ const Schema = "ceiling.analysis/v1"
 type Analysis struct {
 	Schema string `json:"schema"`
 	Runs   []Run  `json:"runs"`
+	// Predictions are planners' predictions set beside the measured runs
+	// (predicted.go): never measurements, always marked predicted.
+	Predictions []PredictionCheck `json:"predictions,omitempty"`
 }
 
 // Run is the analysis of one recorded run.
@@ -57,8 +60,9 @@ type Run struct {
 	// Metrics are server metric series from the sidecar, thinned for plotting.
 	Metrics []MetricSeries `json:"metrics,omitempty"`
 	// SourceComparison compares an imported run's source tool's own summary
-	// numbers with this analysis of its rows (imported runs only).
-	SourceComparison *importer.Comparison `json:"source_comparison,omitempty"`
+	// numbers with this analysis of its rows (imported runs only; set by the
+	// importer's caller, see importer.CompareRun).
+	SourceComparison *trace.SourceComparison `json:"source_comparison,omitempty"`
 }
 
 // Level holds the statistics of one sweep step. Latency statistics cover every
@@ -129,6 +133,9 @@ type Level struct {
 	// Server is what the server's own /metrics said inside the window (see
 	// servercounters.go); null without a metrics sidecar or a scrape in the window.
 	Server *ServerCounters `json:"server"`
+	// GPU is the GPUs' power and energy inside the window (see energy.go); null
+	// without GPU telemetry (record --gpu-metrics-url).
+	GPU *GPUTelemetry `json:"gpu"`
 	// CI holds the level's bootstrap confidence intervals (bootstrap.go); null for
 	// imported runs and with the bootstrap off.
 	CI *LevelCI `json:"ci"`

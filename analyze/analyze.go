@@ -8,30 +8,41 @@ import (
 	"math"
 	"slices"
 	"sort"
+
+	"github.com/ceiling-llm/ceiling/trace"
 )
 
 // metricPointsMax is the most points kept per server metric series for plotting.
 const metricPointsMax = 1000
 
-// Analyze loads each source (a trace file or a RUN.parts directory) and analyzes it.
-// A source holding several runs (concatenated traces, told apart by run_id) gives
-// one Run each.
-func Analyze(ctx context.Context, sources []string, opt Options) (*Analysis, error) {
-	if len(sources) == 0 {
+// Analyze opens each trace (a trace file or a RUN.parts directory) and analyzes it.
+// A trace holding several runs (concatenated traces, told apart by run_id) gives
+// one Run each. Other tools' result files are imported first (package importer)
+// and given to AnalyzeSources.
+func Analyze(ctx context.Context, names []string, opt Options) (*Analysis, error) {
+	if len(names) == 0 {
+		return nil, errors.New("analyze: no trace given")
+	}
+	srcs := make([]*trace.Source, 0, len(names))
+	for _, name := range names {
+		src, err := trace.Open(name)
+		if err != nil {
+			return nil, err
+		}
+		srcs = append(srcs, src)
+	}
+	return AnalyzeSources(ctx, srcs, opt)
+}
+
+// AnalyzeSources analyzes traces already opened: from disk (trace.Open) or images
+// in memory (trace.OpenImage).
+func AnalyzeSources(ctx context.Context, srcs []*trace.Source, opt Options) (*Analysis, error) {
+	if len(srcs) == 0 {
 		return nil, errors.New("analyze: no trace given")
 	}
 	a := &Analysis{Schema: Schema, Runs: []Run{}}
-	plan, err := planSources(sources)
-	if err != nil {
-		return nil, err
-	}
-	for _, g := range plan {
-		var runs []Run
-		if g.tool == "" {
-			runs, err = analyzeSource(ctx, g.files[0], opt)
-		} else {
-			runs, err = analyzeImport(ctx, g, opt)
-		}
+	for _, ts := range srcs {
+		runs, err := analyzeSource(ctx, newSource(ts), opt)
 		if err != nil {
 			return nil, err
 		}
@@ -41,11 +52,7 @@ func Analyze(ctx context.Context, sources []string, opt Options) (*Analysis, err
 }
 
 // analyzeSource runs both passes over one source and assembles its runs.
-func analyzeSource(ctx context.Context, name string, opt Options) ([]Run, error) {
-	src, err := openSource(name)
-	if err != nil {
-		return nil, err
-	}
+func analyzeSource(ctx context.Context, src *source, opt Options) ([]Run, error) {
 	wp := newWindowPass()
 	for _, f := range src.files {
 		if err := scanTrace(ctx, f, windowColumns(), wp.batch); err != nil {
@@ -92,6 +99,8 @@ func analyzeSource(ctx context.Context, name string, opt Options) ([]Run, error)
 			return nil, err
 		}
 		wlp.attach(r)
+		r.Warnings = append(r.Warnings, prefixCacheWarnings(r.Levels, src.meta.Plan, own && src.meta.Source == nil)...)
+		r.Warnings = append(r.Warnings, wlp.lengthShiftWarnings(r)...)
 		var snaps []timedSnapshot
 		if own {
 			m, counters, ws := attachMetrics(sidecars, id, src.span(wp, id))
@@ -101,6 +110,8 @@ func analyzeSource(ctx context.Context, name string, opt Options) ([]Run, error)
 			r.Warnings = append(r.Warnings, ws...)
 			snaps = snapshots(counters)
 			attachServerCounters(r, snaps)
+			attachGPU(r, runGPUSamples(sidecars, id))
+			energyDecision(r, opt)
 		}
 		serverVerdict(r, snaps, opt)
 		runs = append(runs, *r)
@@ -164,7 +175,7 @@ func buildRun(src *source, acc *runAcc, own bool, opt Options) (*Run, error) {
 	if own && src.meta.Source != nil {
 		tool = src.meta.Source.Tool
 	}
-	if w := validityWarning(r.Levels, tool); w != "" {
+	if w := validityWarning(r.Levels, planSizing(src.meta.Plan, own && src.meta.Source == nil), tool); w != "" {
 		r.Warnings = append(r.Warnings, w)
 	}
 
@@ -185,9 +196,6 @@ func buildRun(src *source, acc *runAcc, own bool, opt Options) (*Run, error) {
 		r.Warnings = []string{}
 	}
 
-	if own {
-		compareSource(r, src.meta.Source, metaLevels)
-	}
 	if k, ok := timelineLevel(r, opt.TimelineLevel); ok && metaLevels[int(k)] != nil && metaLevels[int(k)].Timing == "relative" {
 		// No send times: a timeline would draw every request starting at once.
 		r.Warnings = append(r.Warnings, fmt.Sprintf("no per-request timeline: level %d has no send times", k))

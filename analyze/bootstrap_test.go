@@ -142,11 +142,11 @@ func TestBinsAddUpToTheWindow(t *testing.T) {
 	path := writeTrace(t, t.TempDir(), "run.parquet", knownProcessInfo(p.workers), p.rows(3))
 	ctx := context.Background()
 	wp := newWindowPass()
-	if err := scanTrace(ctx, path, windowColumns(), wp.batch); err != nil {
+	if err := scanTrace(ctx, trace.File{Name: path}, windowColumns(), wp.batch); err != nil {
 		t.Fatal(err)
 	}
 	sp := newStatsPass(SLO{}, wp.levels)
-	if err := scanTrace(ctx, path, statsColumns(), sp.batch); err != nil {
+	if err := scanTrace(ctx, trace.File{Name: path}, statsColumns(), sp.batch); err != nil {
 		t.Fatal(err)
 	}
 	l := sp.runs["known"].levels[0]

@@ -46,21 +46,21 @@ type TurnStats struct {
 // workloadColumns are what the workload pass reads; turn only where the trace has it.
 func workloadColumns(withTurn bool) []colSpec {
 	c := []colSpec{
-		{trace.ColRunID, arrow.STRING, false},
-		{trace.ColLevel, arrow.INT32, false},
-		{trace.ColWarmup, arrow.BOOL, false},
-		{trace.ColStatus, arrow.INT32, false},
-		{trace.ColError, arrow.STRING, false},
-		{trace.ColSentNs, arrow.INT64, false},
-		{trace.ColFirstTokenNs, arrow.INT64, false},
-		{trace.ColPromptTokens, arrow.INT32, false},
-		{trace.ColOutputTokens, arrow.INT32, false},
-		{trace.ColCachedTokens, arrow.INT32, false},
-		{trace.ColTargetPromptTokens, arrow.INT32, false},
-		{trace.ColMaxTokens, arrow.INT32, false},
+		{Name: trace.ColRunID, Type: arrow.STRING, List: false},
+		{Name: trace.ColLevel, Type: arrow.INT32, List: false},
+		{Name: trace.ColWarmup, Type: arrow.BOOL, List: false},
+		{Name: trace.ColStatus, Type: arrow.INT32, List: false},
+		{Name: trace.ColError, Type: arrow.STRING, List: false},
+		{Name: trace.ColSentNs, Type: arrow.INT64, List: false},
+		{Name: trace.ColFirstTokenNs, Type: arrow.INT64, List: false},
+		{Name: trace.ColPromptTokens, Type: arrow.INT32, List: false},
+		{Name: trace.ColOutputTokens, Type: arrow.INT32, List: false},
+		{Name: trace.ColCachedTokens, Type: arrow.INT32, List: false},
+		{Name: trace.ColTargetPromptTokens, Type: arrow.INT32, List: false},
+		{Name: trace.ColMaxTokens, Type: arrow.INT32, List: false},
 	}
 	if withTurn {
-		c = append(c, colSpec{trace.ColTurn, arrow.INT32, false})
+		c = append(c, colSpec{Name: trace.ColTurn, Type: arrow.INT32, List: false})
 	}
 	return c
 }
@@ -90,12 +90,12 @@ func newWorkloadPass() *workloadPass {
 }
 
 // scanWorkload runs the pass over one trace file.
-func (p *workloadPass) scan(ctx context.Context, path string) error {
-	withTurn, err := hasColumn(path, trace.ColTurn)
+func (p *workloadPass) scan(ctx context.Context, f trace.File) error {
+	withTurn, err := f.HasColumn(trace.ColTurn)
 	if err != nil {
 		return err
 	}
-	return scanTrace(ctx, path, workloadColumns(withTurn), func(rec arrow.Record, cols map[string]int) error {
+	return scanTrace(ctx, f, workloadColumns(withTurn), func(rec arrow.Record, cols map[string]int) error {
 		return p.batch(rec, cols, withTurn)
 	})
 }
@@ -227,14 +227,4 @@ func (p *workloadPass) attach(r *Run) {
 	for i := range r.Levels {
 		r.Levels[i].Workload = p.level(r.RunID, int32(r.Levels[i].Level))
 	}
-}
-
-// hasColumn reports whether the trace at path has a top-level column name.
-func hasColumn(path, name string) (bool, error) {
-	rdr, err := openParquet(path)
-	if err != nil {
-		return false, err
-	}
-	defer rdr.Close()
-	return rdr.MetaData().Schema.ColumnIndexByName(name) >= 0, nil
 }

@@ -23,6 +23,10 @@ type DecisionOptions struct {
 	// Headroom is the fraction of the measured capacity kept spare (for bursts and a
 	// failed replica): replicas are sized to run at 1 − Headroom of it.
 	Headroom float64
+	// PowerCostKWh is the price of electricity in USD per kWh and PUE the facility's
+	// power usage effectiveness (0 = 1): with GPU telemetry they give the energy cost
+	// per million tokens (energycost.go). 0 = no energy cost.
+	PowerCostKWh, PUE float64
 }
 
 // DefaultHeadroom keeps a fifth of each replica's measured capacity spare.
@@ -82,6 +86,9 @@ type LevelDecision struct {
 	CostPerMTotal  *float64 `json:"cost_per_m_total_tokens_usd"`
 	// Roofline is the level against its roofline; null without one.
 	Roofline *LevelRoofline `json:"roofline"`
+	// Energy is the level's GPU power and energy per token; null without GPU
+	// telemetry (energycost.go).
+	Energy *LevelEnergy `json:"energy"`
 }
 
 // LevelRoofline is the roofline at the batch a level ran (its measured decode
@@ -111,6 +118,9 @@ type AtCeiling struct {
 	PctRoofline    *float64 `json:"pct_roofline"`
 	CostPerMOutput *float64 `json:"cost_per_m_output_tokens_usd"`
 	CostPerMTotal  *float64 `json:"cost_per_m_total_tokens_usd"`
+	// Energy is the ceiling level's GPU power and energy per token; null without GPU
+	// telemetry.
+	Energy *LevelEnergy `json:"energy"`
 }
 
 // Sizing is the replicas of the measured deployment a target load needs.

@@ -134,6 +134,7 @@ func writeDoc(w io.Writer, a *Analysis, md bool) error {
 		}
 		b.WriteString("\n")
 	}
+	writePredictions(&b, a, md)
 	for i, r := range a.Runs {
 		if i > 0 || len(a.Runs) > 1 {
 			b.WriteString("\n")
@@ -220,6 +221,12 @@ func writeRun(b *strings.Builder, r *Run, md bool) {
 
 	if t := serverTable(r); t != nil {
 		heading(b, md, 2, "Server counters (inside each window)")
+		_ = t.write(b, md)
+		b.WriteString("\n")
+	}
+
+	if t := gpuTable(r); t != nil {
+		heading(b, md, 2, "GPU power and energy (inside each window)")
 		_ = t.write(b, md)
 		b.WriteString("\n")
 	}

@@ -1,92 +1,20 @@
 package analyze
 
 import (
-	"context"
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 
-	"github.com/ceiling-llm/ceiling/importer"
 	"github.com/ceiling-llm/ceiling/trace"
 )
 
-// Imported runs: result files of other benchmark tools (see package importer) are
-// accepted wherever a trace is. Files are recognized by content; all the files of
-// one tool named in one call make one run (one level per benchmark point). They
-// are converted into a trace in a temporary directory and analyzed like any other;
-// the trace's metadata keeps what analyze needs to treat them honestly.
+// Imported runs: traces that package importer made of other benchmark tools'
+// results (trace.SourceInfo in the run metadata). Importing and comparing with the
+// tool's own summary happen before and after the analysis, outside this package;
+// here the trace's metadata is what keeps the analysis honest about them: levels
+// without send times take the tool's own duration, and what the source lacked is
+// warned about.
 
 // sourceMeta is the ceiling.run "source" object of an imported run.
 type sourceMeta = trace.SourceInfo
-
-// maxDifferenceWarnings is how many reference differences become warnings; the
-// rest are counted (all are in Run.SourceComparison).
-const maxDifferenceWarnings = 8
-
-// sourceGroup is one run to import: files of one tool, in the order given.
-type sourceGroup struct {
-	tool  string
-	files []string
-}
-
-// planSources splits the names given to Analyze into traces and import groups,
-// keeping the order of first appearance. item.group is nil for a trace.
-func planSources(names []string) ([]*sourceGroup, error) {
-	var plan []*sourceGroup
-	byTool := map[string]*sourceGroup{}
-	for _, name := range names {
-		// Detect opens the file: refuse a FIFO or device first, or it blocks.
-		if _, err := checkInputPath(name); err != nil {
-			return nil, err
-		}
-		tool, err := importer.Detect(name)
-		if errors.Is(err, importer.ErrUnknownFormat) {
-			plan = append(plan, &sourceGroup{files: []string{name}})
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		if g := byTool[tool]; g != nil {
-			g.files = append(g.files, name)
-			continue
-		}
-		g := &sourceGroup{tool: tool, files: []string{name}}
-		byTool[tool] = g
-		plan = append(plan, g)
-	}
-	return plan, nil
-}
-
-// analyzeImport imports one group into a temporary trace and analyzes it.
-func analyzeImport(ctx context.Context, g *sourceGroup, opt Options) ([]Run, error) {
-	run, err := importer.Import(ctx, g.files, importer.Options{From: g.tool})
-	if err != nil {
-		return nil, err
-	}
-	dir, err := os.MkdirTemp("", "ceiling-import-*")
-	if err != nil {
-		return nil, fmt.Errorf("importing %s: %w", g.files[0], err)
-	}
-	defer os.RemoveAll(dir)
-	path := filepath.Join(dir, "imported.parquet")
-	if err := importer.WriteFile(path, run, importer.WriteOptions{}); err != nil {
-		return nil, err
-	}
-	runs, err := analyzeSource(ctx, path, opt)
-	if err != nil {
-		return nil, err
-	}
-	name := g.files[0]
-	if len(g.files) > 1 {
-		name = fmt.Sprintf("%s and %d more files", g.files[0], len(g.files)-1)
-	}
-	for i := range runs {
-		runs[i].Source = name
-	}
-	return runs, nil
-}
 
 // sourceLevel fixes the throughput of a level whose rows have relative timing
 // (the tool saved no send times, every request sits at time 0 on one worker): the
@@ -140,38 +68,10 @@ func sourceWarnings(s *sourceMeta) []string {
 	return append(ws, s.Warnings...)
 }
 
-// compareSource compares the tool's own summary numbers with the analysis.
-func compareSource(r *Run, s *sourceMeta, meta map[int]*levelMeta) {
-	if s == nil {
-		return
-	}
-	c := &importer.Comparison{Tool: s.Tool, Differences: []importer.Difference{}}
-	for _, lv := range r.Levels {
-		m := meta[lv.Level]
-		if m == nil || len(m.References) == 0 {
-			continue
-		}
-		n, diffs := importer.Compare(s.Tool, lv.Level, m.References, func(metric, stat string) (float64, bool) {
-			return levelStat(lv, metric, stat)
-		})
-		c.Checked += n
-		c.Differences = append(c.Differences, diffs...)
-	}
-	if c.Checked == 0 {
-		return
-	}
-	r.SourceComparison = c
-	for i, d := range c.Differences {
-		if i == maxDifferenceWarnings {
-			r.Warnings = append(r.Warnings, fmt.Sprintf("%d more differences from %s's own summary (see source_comparison in --format json)", len(c.Differences)-i, s.Tool))
-			break
-		}
-		r.Warnings = append(r.Warnings, "differs from "+s.Tool+"'s own summary: "+d.String())
-	}
-}
-
-// levelStat is the analysis's number for a reference's metric and stat.
-func levelStat(lv Level, metric, stat string) (float64, bool) {
+// Stat is the level's number for a metric and stat as an imported tool's summary
+// names them (trace.SourceReference: ttft, tpot, itl, e2e with mean, p50, p90, p95,
+// p99; output_tok_s, request_s, requests); ok is false when the analysis has none.
+func (lv Level) Stat(metric, stat string) (float64, bool) {
 	var s Summary
 	switch metric {
 	case "ttft":

@@ -1,14 +1,9 @@
 package analyze
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
 	"sort"
 	"time"
-
-	"github.com/apache/arrow/go/v17/parquet/file"
-	"github.com/ceiling-llm/ceiling/trace"
 )
 
 // Integrity: what analyze checks before it trusts that a trace, its run metadata and
@@ -16,32 +11,6 @@ import (
 // so a mismatch is never silent: inputs that would hang are refused, levels the
 // metadata and the rows disagree on are warned about, and a sidecar that cannot be
 // shown to be the run's own is not read.
-
-// checkInputPath refuses what cannot be a trace before anything opens it: opening a
-// FIFO blocks until a writer comes, and a device may never end.
-func checkInputPath(name string) (os.FileInfo, error) {
-	st, err := os.Stat(name)
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", name, err)
-	}
-	if !st.IsDir() && !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("reading %s: not a regular file or a directory (%s): give a trace file or a RUN.parts directory", name, fileKind(st.Mode()))
-	}
-	return st, nil
-}
-
-// fileKind names a non-regular file mode for an error message.
-func fileKind(m os.FileMode) string {
-	switch {
-	case m&os.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&os.ModeSocket != 0:
-		return "a socket"
-	case m&os.ModeDevice != 0:
-		return "a device"
-	}
-	return "mode " + m.String()
-}
 
 // levelConsistency compares the levels the run metadata lists as recorded with the
 // measured rows the trace holds. The recorder lists a level only once its rows are
@@ -138,24 +107,6 @@ func (sp runSpan) String() string {
 	return at(sp.start) + " to " + at(sp.end)
 }
 
-// sidecarRunID is the run a metrics file says it belongs to: trace.MetaRunID, else
-// the run_id of the ceiling.run metadata the recorder's merge writes into it, else "".
-func sidecarRunID(rdr *file.Reader) string {
-	kv := rdr.MetaData().KeyValueMetadata()
-	if v := kv.FindValue(trace.MetaRunID); v != nil && *v != "" {
-		return *v
-	}
-	if v := kv.FindValue(trace.MetaRun); v != nil && *v != "" {
-		var info struct {
-			RunID string `json:"run_id"`
-		}
-		if json.Unmarshal([]byte(*v), &info) == nil {
-			return info.RunID
-		}
-	}
-	return ""
-}
-
 // sidecarPoints are the selected series of one metrics file, its run id and the
 // number of samples read.
 type sidecarPoints struct {
@@ -165,6 +116,8 @@ type sidecarPoints struct {
 	// counters are the server counters of every scrape, by scrape time, for
 	// servercounters.go.
 	counters map[int64][]counterSample
+	// gpu are the GPU exporters' samples (energy.go).
+	gpu []gpuSample
 }
 
 // attachMetrics decides which of the run's metrics files to use and keeps only what

@@ -3,56 +3,44 @@ package analyze
 import (
 	"fmt"
 	"strings"
+
+	"github.com/ceiling-llm/ceiling/levelrule"
+	"github.com/ceiling-llm/ceiling/trace"
 )
 
 // Level validity: a level counts towards the ceilings and fits only when it measured
 // what it is labelled with. A sweep of too few requests per level (8 requests at
 // concurrency 32, say) never has its workers all busy long enough, so its window is a
 // fraction of a second and its "concurrency 32" throughput is that of a handful of
-// requests. The rules, checked on the steady-state window:
-//
-//   - in flight: the time-averaged number of requests in flight inside the window
-//     (decode + waiting, Little's law) reaches at least minInFlightShare of the
-//     level's concurrency (closed loop, or the cap of a rate level imported under a
-//     max-concurrency cap: there the arrivals, not the server, limited it). An
-//     open-loop level must complete at least minInFlightShare of its offered rate,
-//     else its queue grew all level and its in-flight count only says how long it ran;
-//   - completions: the window holds at least max(minWindowCompletions, concurrency)
-//     completed requests (every worker finished one on average);
-//   - length: the window lasts at least minWindowLifetimes median request
-//     lifetimes (E2E p50), so that its throughput is not one phase of the batch.
+// requests. The rule is package levelrule's, the same the recorder sizes a default
+// level by: enough requests in flight (or of the offered rate completed), enough
+// completions inside the steady-state window, and a window of enough request
+// lifetimes.
 
-const (
-	minInFlightShare     = 0.8
-	minWindowCompletions = 8
-	minWindowLifetimes   = 2.0
-)
-
-// checkValidity sets lv.Valid and lv.InvalidReason from the rules above.
+// checkValidity sets lv.Valid and lv.InvalidReason from levelrule's rule.
 func checkValidity(lv *Level) {
 	lv.InFlight = lv.DecodeConcurrency + lv.WaitingConcurrency
 	lv.Valid, lv.InvalidReason = true, ""
 	var reasons []string
 	switch {
 	case lv.Concurrency > 0:
-		if lv.InFlight < minInFlightShare*float64(lv.Concurrency) {
+		if !levelrule.InFlightOK(lv.InFlight, lv.Concurrency) {
 			reasons = append(reasons, fmt.Sprintf("%.1f requests in flight on average of the %d targeted (%.0f%%)",
 				lv.InFlight, lv.Concurrency, 100*lv.InFlight/float64(lv.Concurrency)))
 		}
 	case lv.Rate > 0:
-		if lv.RequestS < minInFlightShare*lv.Rate {
+		if !levelrule.RateOK(lv.RequestS, lv.Rate) {
 			reasons = append(reasons, fmt.Sprintf("completed %.2f requests/s of the %g/s offered: the queue grew all level, so its concurrency is not a steady state",
 				lv.RequestS, lv.Rate))
 		}
 	}
-	need := max(minWindowCompletions, lv.Concurrency)
-	if lv.WindowCompletions < need {
+	if !levelrule.CompletionsOK(lv.WindowCompletions, lv.Concurrency) {
 		reasons = append(reasons, fmt.Sprintf("%d completed inside the %s steady-state window (needs %d)",
-			lv.WindowCompletions, fmtSeconds(lv.WindowS), need))
+			lv.WindowCompletions, fmtSeconds(lv.WindowS), levelrule.MinCompletions(lv.Concurrency)))
 	}
-	if p := lv.E2E.P50; p != nil && *p > 0 && lv.WindowS < minWindowLifetimes**p {
+	if p := lv.E2E.P50; p != nil && !levelrule.LengthOK(lv.WindowS, *p) {
 		reasons = append(reasons, fmt.Sprintf("the window (%s) is shorter than %g request lifetimes (E2E p50 %s)",
-			fmtSeconds(lv.WindowS), minWindowLifetimes, fmtSeconds(*p)))
+			fmtSeconds(lv.WindowS), levelrule.MinWindowLifetimes, fmtSeconds(*p)))
 	}
 	if len(reasons) > 0 {
 		lv.Valid = false
@@ -71,13 +59,36 @@ func validLevels(levels []Level) []Level {
 	return out
 }
 
+// How a run's levels were sized, for the validity warning's advice.
+const (
+	sizeUnknown  = iota // another tool's file, or no plan
+	sizeExplicit        // --requests-per-level or --duration-per-level
+	sizeDefault         // the recorder's default size (levelrule)
+)
+
+// planSizing says how the recorder sized the levels of a run with this plan (own:
+// recorded by ceiling record, not imported).
+func planSizing(p trace.Plan, own bool) int {
+	switch {
+	case !own || p.Mode == "":
+		return sizeUnknown
+	case p.RequestsPerLevel > 0 || p.DurationPerLevelS > 0:
+		return sizeExplicit
+	}
+	return sizeDefault
+}
+
 // validityWarning is the one warning that counts the invalid levels and says what to
-// rerun with, in the words of the tool that recorded the run (tool: the importer's
-// source tool, "" for ceiling's own recorder); "" when every level is valid.
-func validityWarning(levels []Level, tool string) string {
+// rerun with; "" when every level is valid. The advice never sends the user back to
+// what made the level invalid: an explicit size is fixed by the default size (which
+// stops only once levelrule's rule holds); a default-sized level is invalid only when
+// it hit --max-level-duration or the server kept fewer requests in flight than asked.
+// An imported run (tool: the source tool, "" for ceiling's own traces) is advised in
+// its own tool's flags.
+func validityWarning(levels []Level, sizing int, tool string) string {
 	var names []string
 	maxC := 0
-	rate := false
+	rate, short, flight := false, false, false
 	for _, l := range levels {
 		if l.Valid {
 			continue
@@ -85,46 +96,59 @@ func validityWarning(levels []Level, tool string) string {
 		names = append(names, offeredLabel(l))
 		maxC = max(maxC, l.Concurrency)
 		rate = rate || (l.Rate > 0 && l.Concurrency == 0)
+		flight = flight || (l.Concurrency > 0 && !levelrule.InFlightOK(l.InFlight, l.Concurrency))
+		short = short || strings.Contains(l.InvalidReason, "completed inside") || strings.Contains(l.InvalidReason, "request lifetimes")
 	}
 	if len(names) == 0 {
 		return ""
 	}
-	fix := fmt.Sprintf("rerun them without --requests-per-level (each level then runs until every worker completed %d requests and its steady state lasted %s), or with --requests-per-level of at least %d (%d per worker at c=%d) or a longer --duration-per-level",
-		recorderRequestsPerWorker, recorderSteadyState, recorderRequestsPerWorker*maxC, recorderRequestsPerWorker, maxC)
-	if maxC == 0 {
-		fix = "rerun them with a longer --duration-per-level"
-	}
-	if adv := sourceRerun(tool, maxC); adv != "" {
-		fix = adv
+	var fix []string
+	switch sizing {
+	case sizeExplicit:
+		fix = append(fix, fmt.Sprintf("rerun them without --requests-per-level and --duration-per-level: the default size runs each level until its steady-state window holds at least %d completions (or the concurrency, if more) over at least %g request lifetimes and %s, the rule that judged them",
+			levelrule.MinWindowCompletions, levelrule.MinWindowLifetimes, levelrule.SteadyState))
+	case sizeDefault:
+		if short {
+			fix = append(fix, "the default size stops a level only once this rule holds, so they were cut short: by --max-level-duration (rerun them with a larger one), by an interrupt or by failures (rerun them)")
+		}
+		if flight {
+			fix = append(fix, "fewer requests were in flight than the level's concurrency: the server queued or refused them, or the client could not keep up; see the level's errors and the client's CPU")
+		}
+	default:
+		if adv := sourceRerun(tool, maxC); adv != "" {
+			fix = append(fix, adv)
+		} else if maxC > 0 {
+			fix = append(fix, fmt.Sprintf("record them longer: at least %d completions inside the steady-state window (%d at c=%d) over at least %g request lifetimes (ceiling record's default level size does this)",
+				levelrule.MinWindowCompletions, levelrule.MinCompletions(maxC), maxC, levelrule.MinWindowLifetimes))
+		} else {
+			fix = append(fix, "record them longer (ceiling record's default level size runs each until the rule holds)")
+		}
 	}
 	if rate {
-		fix += "; a rate the server cannot complete measures overload: its throughput is shown but it has no steady concurrency"
+		fix = append(fix, "a rate the server cannot complete measures overload: its throughput is shown but it has no steady concurrency")
 	}
-	return fmt.Sprintf("%d of %d levels are invalid and excluded from the ceilings and fits (%s): see invalid_reason per level; %s",
-		len(names), len(levels), strings.Join(names, ", "), fix)
+	msg := fmt.Sprintf("%d of %d levels are invalid and excluded from the ceilings and fits (%s): see invalid_reason per level",
+		len(names), len(levels), strings.Join(names, ", "))
+	if len(fix) > 0 {
+		msg += "; " + strings.Join(fix, "; ")
+	}
+	return msg
 }
 
 // sourceRerun is the advice for rerunning an imported benchmark's invalid levels in
 // its own tool's flags; "" for ceiling's own traces.
 func sourceRerun(tool string, maxC int) string {
-	n := recorderRequestsPerWorker * max(maxC, 1)
+	n := levelrule.MinCompletions(max(maxC, 1))
 	switch t := strings.ToLower(tool); {
 	case t == "":
 		return ""
 	case strings.HasPrefix(t, "vllm"):
-		return fmt.Sprintf("rerun them with vllm bench serve --request-rate inf (a finite rate with --max-concurrency cannot keep that many requests in flight) and --num-prompts of at least %d (4 per concurrent request at %d)", n, maxC)
+		return fmt.Sprintf("rerun them with vllm bench serve --request-rate inf (a finite rate under --max-concurrency cannot keep that many requests in flight) and --num-prompts well above %d (the completions a level's steady-state window needs at c=%d)", n, maxC)
 	case strings.HasPrefix(t, "sglang"):
-		return fmt.Sprintf("rerun them with sglang.bench_serving --request-rate inf and --num-prompts of at least %d (4 per concurrent request at %d)", n, maxC)
+		return fmt.Sprintf("rerun them with sglang.bench_serving --request-rate inf and --num-prompts well above %d (the completions a level's steady-state window needs at c=%d)", n, maxC)
 	}
-	return fmt.Sprintf("rerun them with %s, with arrivals fast enough to keep every level full and at least %d requests (4 per concurrent request at %d)", tool, n, maxC)
+	return fmt.Sprintf("rerun them with %s, with arrivals fast enough to keep every level full and well over %d requests per level (the completions a steady-state window needs at c=%d)", tool, n, maxC)
 }
-
-// The recorder's default level size (record.Options: neither --requests-per-level nor
-// --duration-per-level), named here for the warning's advice.
-const (
-	recorderRequestsPerWorker = 4
-	recorderSteadyState       = "30 s"
-)
 
 // validCell is the level table's validity column: "yes", or "NO" (the reason is
 // listed under the table by invalidLines).

@@ -57,13 +57,52 @@ func TestInvalidLevelsMakeNoCeiling(t *testing.T) {
 		t.Errorf("with the invalid level: batch %s knee %s, want %s and %s", fmtPtr(r.Ceilings.Batch), fmtPtr(r.Ceilings.Knee),
 			fmtPtr(ref.Ceilings.Batch), fmtPtr(ref.Ceilings.Knee))
 	}
-	w := validityWarning(r.Levels, "")
-	if !strings.Contains(w, "1 of 6 levels are invalid") || !strings.Contains(w, "c=64") || !strings.Contains(w, "--requests-per-level of at least 256") {
+	w := validityWarning(r.Levels, sizeExplicit, "")
+	if !strings.Contains(w, "1 of 6 levels are invalid") || !strings.Contains(w, "c=64") || !strings.Contains(w, "without --requests-per-level") {
 		t.Errorf("warning %q", w)
 	}
 	// An imported benchmark's levels are rerun with its own tool's flags.
-	if w := validityWarning(r.Levels, "vllm"); !strings.Contains(w, "vllm bench serve --request-rate inf") || strings.Contains(w, "--requests-per-level") {
+	if w := validityWarning(r.Levels, sizeUnknown, "vllm"); !strings.Contains(w, "vllm bench serve --request-rate inf") || strings.Contains(w, "--requests-per-level") {
 		t.Errorf("imported vLLM warning %q", w)
+	}
+}
+
+// TestValidityAdviceIsNoCircle: the warning's advice never sends the user back to
+// what made the level invalid. An explicitly sized level is sent to the default
+// size; a default-sized one (which stops only when the rule holds) never is.
+func TestValidityAdviceIsNoCircle(t *testing.T) {
+	p := func(v float64) *float64 { return &v }
+	short := Level{Level: 0, Concurrency: 1, DecodeConcurrency: 1, WindowCompletions: 4, WindowS: 28, E2E: Summary{P50: p(7)}}
+	starved := Level{Level: 1, Concurrency: 64, DecodeConcurrency: 20, WindowCompletions: 500, WindowS: 60, E2E: Summary{P50: p(4)}}
+	for _, tc := range []struct {
+		name       string
+		lv         Level
+		sizing     int
+		want, deny []string
+	}{
+		{"explicit size, too short", short, sizeExplicit, []string{"without --requests-per-level and --duration-per-level", "at least 8 completions"}, []string{"--requests-per-level of at least"}},
+		{"default size, too short", short, sizeDefault, []string{"--max-level-duration"}, []string{"without --requests-per-level", "--requests-per-level of at least"}},
+		{"default size, too few in flight", starved, sizeDefault, []string{"fewer requests were in flight"}, []string{"without --requests-per-level", "--max-level-duration"}},
+		{"imported", short, sizeUnknown, []string{"record them longer", "at least 8 completions"}, []string{"without --requests-per-level"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			lv := tc.lv
+			checkValidity(&lv)
+			if lv.Valid {
+				t.Fatalf("level valid: %+v", lv)
+			}
+			w := validityWarning([]Level{lv}, tc.sizing, "")
+			for _, s := range tc.want {
+				if !strings.Contains(w, s) {
+					t.Errorf("warning %q lacks %q", w, s)
+				}
+			}
+			for _, s := range tc.deny {
+				if strings.Contains(w, s) {
+					t.Errorf("warning %q says %q", w, s)
+				}
+			}
+		})
 	}
 }
 

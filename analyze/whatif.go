@@ -17,6 +17,7 @@ type WhatIfChange struct {
 	PromptTokens, OutputTokens float64
 	MaxModelLen                int64
 	KVDtype                    string
+	WeightDtype                string // the weights' precision (bf16, fp8, fp4, int4)
 	GPU                        string
 	GPUs, TP, DP, PP           int
 	EP                         *bool
@@ -41,19 +42,64 @@ type WhatIfRow struct {
 	Basis      string   `json:"basis"`        // how the prediction was made
 }
 
-// WhatIf predicts the run under change, beside the measured row. opt is what the run
-// was analyzed with (it needs the model config and a catalog GPU).
-func WhatIf(r *Run, opt Options, change WhatIfChange) ([]WhatIfRow, error) {
-	if opt.ModelConfig == "" || (opt.GPU == "" && opt.MemoryGiB <= 0) {
-		return nil, fmt.Errorf("what-if needs --model-config and --gpu (the capacity model of the measured run)")
-	}
-	cfg, err := capacity.LoadModelConfig(opt.ModelConfig)
+// WhatIfResult is the what-if of one run: the ceiling rows (measured and predicted)
+// and every measured level predicted under the change.
+type WhatIfResult struct {
+	// Predicted is always true: everything but the measured row and the measured
+	// figures of each level is a prediction.
+	Predicted bool        `json:"predicted"`
+	RunID     string      `json:"run_id"`
+	Change    string      `json:"change"` // the --to-* flags
+	Rows      []WhatIfRow `json:"rows"`
+	// Levels are the measured levels predicted under the change at the same
+	// concurrency (whatifcurve.go); empty without a roofline for both deployments.
+	Levels         []LevelPrediction `json:"levels"`
+	Model          string            `json:"model"`
+	IntervalMethod string            `json:"interval_method"`
+	Notes          []string          `json:"notes"`
+}
+
+// WhatIf predicts the run under change: the ceiling beside the measured one, and
+// every measured level. opt is what the run was analyzed with (it needs the model
+// config and a catalog GPU).
+func WhatIf(r *Run, opt Options, change WhatIfChange) (*WhatIfResult, error) {
+	rows, curve, err := whatIf(r, opt, change)
 	if err != nil {
 		return nil, err
 	}
+	res := &WhatIfResult{Predicted: true, RunID: r.RunID, Rows: rows, Levels: []LevelPrediction{}, Notes: []string{},
+		Model:          "each level's measured share of its roofline with prefill, times the changed deployment's roofline at the same concurrency (docs/predictions.md)",
+		IntervalMethod: IntervalMethod}
+	if len(rows) > 1 {
+		res.Change = rows[1].Scenario
+	}
+	switch {
+	case curve.note != "":
+		res.Notes = append(res.Notes, curve.note)
+	case curve.model != nil:
+		res.Levels = PredictCurve(*curve.model)
+	}
+	return res, nil
+}
+
+// curveResult is the whole-curve model whatIf prepares, or why it could not.
+type curveResult struct {
+	model *CurveModel
+	note  string
+}
+
+func whatIf(r *Run, opt Options, change WhatIfChange) ([]WhatIfRow, curveResult, error) {
+	var curve curveResult
+	if opt.ModelConfig == "" || (opt.GPU == "" && opt.MemoryGiB <= 0) {
+		return nil, curve, fmt.Errorf("what-if needs --model-config and --gpu (the capacity model of the measured run)")
+	}
+	cfg, err := capacity.LoadModelConfig(opt.ModelConfig)
+	if err != nil {
+		return nil, curve, err
+	}
 	base, err := capacity.PlanBudget(cfg, opt.BudgetInput)
 	if err != nil {
-		return nil, fmt.Errorf("capacity model of the measured run: %w", err)
+		return nil, curve, fmt.Errorf("capacity model of the measured run: %w", err)
 	}
 	c := r.Capacity
 	reqTokens := 0.0
@@ -77,13 +123,9 @@ func WhatIf(r *Run, opt Options, change WhatIfChange) ([]WhatIfRow, error) {
 		measured.AtMaxModelLen = &v
 	}
 	measured.Ceiling = r.Ceiling.Concurrency
-	var ratio float64 // measured ÷ roofline at the ceiling
 	if a := r.Decision; a != nil && a.AtCeiling != nil {
 		v := a.AtCeiling.OutputTokS
 		measured.OutputTokS = &v
-		if a.AtCeiling.PctRoofline != nil {
-			ratio = *a.AtCeiling.PctRoofline / 100
-		}
 	}
 
 	in := opt.BudgetInput
@@ -96,19 +138,24 @@ func WhatIf(r *Run, opt Options, change WhatIfChange) ([]WhatIfRow, error) {
 	}
 	if change.KVDtype != "" {
 		in.KVDtype = change.KVDtype
-		add("--kv-dtype " + change.KVDtype)
+		add("--to-kv-dtype " + change.KVDtype)
 	}
-	shapeChanged := false
+	shapeChanged, dtypeChanged := false, false
+	if change.WeightDtype != "" {
+		in.WeightDtype = change.WeightDtype
+		add("--to-weight-dtype " + change.WeightDtype)
+		dtypeChanged = true
+	}
 	if change.GPU != "" {
 		in.GPU, in.MemoryGiB = change.GPU, 0
-		add("--gpu " + change.GPU)
+		add("--to-gpu " + change.GPU)
 		shapeChanged = true
 	}
 	for _, f := range []struct {
 		flag string
 		v    int
 		dst  *int
-	}{{"--gpus", change.GPUs, &in.GPUs}, {"--tp", change.TP, &in.TP}, {"--dp", change.DP, &in.DP}, {"--pp", change.PP, &in.PP}} {
+	}{{"--to-gpus", change.GPUs, &in.GPUs}, {"--to-tp", change.TP, &in.TP}, {"--to-dp", change.DP, &in.DP}, {"--to-pp", change.PP, &in.PP}} {
 		if f.v > 0 {
 			*f.dst = f.v
 			add(fmt.Sprintf("%s %d", f.flag, f.v))
@@ -117,42 +164,52 @@ func WhatIf(r *Run, opt Options, change WhatIfChange) ([]WhatIfRow, error) {
 	}
 	if change.EP != nil {
 		in.EP = *change.EP
-		add(fmt.Sprintf("--ep=%t", *change.EP))
+		add(fmt.Sprintf("--to-ep=%t", *change.EP))
 		shapeChanged = true
 	}
 	if change.TP == 0 && (change.GPUs > 0 || change.DP > 0 || change.PP > 0) {
 		in.TP = 0 // one engine over the new GPU count
 	}
-	if in.WeightsGiB > 0 && base.Weights != nil && shapeChanged {
-		// Carry the measured weights over by the estimate's ratio.
+	if in.WeightsGiB > 0 && base.Weights != nil && (shapeChanged || dtypeChanged) {
+		// Carry the measured weights over by the estimate's ratio (at the new precision).
 		if err := in.CheckShape(); err != nil {
-			return nil, err
+			return nil, curve, err
 		}
-		in.WeightsGiB = float64(capacity.WeightsPerGPU(*base.Weights, in.Shape())) * base.WeightsScale / float64(1<<30)
+		est := *base.Weights
+		if dtypeChanged {
+			e, err := capacity.EstimateWeights(cfg, in.WeightDtype, in.ParamsB)
+			if err != nil {
+				return nil, curve, fmt.Errorf("weights at %s: %w", in.WeightDtype, err)
+			}
+			est = e
+		}
+		in.WeightsGiB = float64(capacity.WeightsPerGPU(est, in.Shape())) * base.WeightsScale / float64(1<<30)
 	}
 	if change.PromptTokens > 0 {
 		prompt = change.PromptTokens
-		add(fmt.Sprintf("--prompt-tokens %.0f", prompt))
+		add(fmt.Sprintf("--to-prompt-tokens %.0f", prompt))
 	}
 	if change.OutputTokens > 0 {
 		output = change.OutputTokens
-		add(fmt.Sprintf("--output-tokens %.0f", output))
+		add(fmt.Sprintf("--to-output-tokens %.0f", output))
 	}
 	if change.MaxModelLen > 0 {
 		mml = change.MaxModelLen
-		add(fmt.Sprintf("--max-model-len %d", mml))
+		add(fmt.Sprintf("--to-max-model-len %d", mml))
 	}
 	if name == "" {
-		return []WhatIfRow{measured}, nil
+		curve.note = "no --to-* change given: nothing to predict"
+		return []WhatIfRow{measured}, curve, nil
 	}
 	p, err := capacity.PlanBudget(cfg, in)
 	if p == nil {
-		return nil, err
+		return nil, curve, err
 	}
 	pred := WhatIfRow{Scenario: name, Predicted: true, Shape: p.Shape.String(), GPU: in.GPU, RequestTokens: prompt + output, MaxModelLen: mml}
 	if err != nil {
 		pred.Basis = fmt.Sprintf("does not fit: %v", err)
-		return []WhatIfRow{measured, pred}, nil
+		curve.note = "the changed deployment does not fit: no level is predicted"
+		return []WhatIfRow{measured, pred}, curve, nil
 	}
 	// Where the server measured its KV capacity, the modelled change is applied to it.
 	scale := 1.0
@@ -171,7 +228,7 @@ func WhatIf(r *Run, opt Options, change WhatIfChange) ([]WhatIfRow, error) {
 	if scale != 1 {
 		pred.Basis += fmt.Sprintf(" (scaled by the measured ÷ modelled capacity, %.2f)", scale)
 	}
-	if !shapeChanged {
+	if !shapeChanged && !dtypeChanged {
 		for _, lim := range []struct {
 			name string
 			v    *float64
@@ -182,17 +239,31 @@ func WhatIf(r *Run, opt Options, change WhatIfChange) ([]WhatIfRow, error) {
 			}
 		}
 	} else {
-		pred.Basis += "; the measured batch limit and knee do not carry over to another shape or GPU"
+		pred.Basis += "; the measured batch limit and knee do not carry over to another shape, GPU or precision"
 	}
 	if ceiling >= 1 {
 		pred.Ceiling = &ceiling
 	}
-	if roof, err := capacity.NewRoofline(p); err == nil && ratio > 0 && pred.Ceiling != nil {
-		v := ratio * roof.At(ceiling, prompt+output/2).TotalTokS
+	roof, rerr := capacity.NewRoofline(p)
+	baseRoof, berr := capacity.NewRoofline(base)
+	mp, mo := meanLengths(r)
+	if share := ceilingShare(r, baseRoof, mp, mo); rerr == nil && share > 0 && pred.Ceiling != nil {
+		v := share * roof.AtWorkload(ceiling, prompt, output).TotalTokS
 		pred.OutputTokS = &v
-		pred.Basis += fmt.Sprintf("; throughput = %.0f%% (measured share of the roofline) × the roofline there", ratio*100)
+		pred.Basis += fmt.Sprintf("; throughput = %.0f%% (the measured share of the roofline with prefill at the ceiling) × the changed roofline with prefill there", share*100)
 	}
-	return []WhatIfRow{measured, pred}, nil
+	switch {
+	case rerr != nil:
+		curve.note = "no level is predicted: " + rerr.Error()
+	case berr != nil:
+		curve.note = "no level is predicted: " + berr.Error()
+	case math.IsNaN(mp) || mo <= 0:
+		curve.note = "no level is predicted: the run's request lengths are unknown"
+	default:
+		curve.model = &CurveModel{Points: curveFromRun(r), Base: baseRoof, Changed: roof, PromptTokens: mp, OutputTokens: mo,
+			ToPrompt: prompt, ToOutput: output, KVHolds: pred.KVCeiling}
+	}
+	return []WhatIfRow{measured, pred}, curve, nil
 }
 
 // meanLengths are the run's mean prompt and output tokens over its levels.
@@ -209,4 +280,19 @@ func meanLengths(r *Run) (prompt, output float64) {
 		return math.NaN(), math.NaN()
 	}
 	return prompt / n, output / n
+}
+
+// ceilingShare is the measured output at the realistic ceiling (within the SLOs)
+// over the roofline with prefill at the decode batch of that level; 0 when unknown.
+func ceilingShare(r *Run, roof *capacity.Roofline, prompt, output float64) float64 {
+	if roof == nil || r.Decision == nil || r.Decision.AtCeiling == nil || math.IsNaN(prompt) || output <= 0 {
+		return 0
+	}
+	a := r.Decision.AtCeiling
+	for _, l := range r.Levels {
+		if l.Level == a.Level && l.DecodeConcurrency > 0 {
+			return a.OutputTokS / roof.AtWorkload(l.DecodeConcurrency, prompt, output).TotalTokS
+		}
+	}
+	return 0
 }

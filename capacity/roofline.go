@@ -134,6 +134,30 @@ func computePeak(g GPU, c *ModelConfig, weightDtype string) (string, float64) {
 // At is the roofline at batch concurrent decoding requests over the whole deployment,
 // each holding contextTokens in its KV cache.
 func (r *Roofline) At(batch, contextTokens float64) RooflinePoint {
+	return r.step(batch, contextTokens, 0)
+}
+
+// AtWorkload is the roofline of whole requests, prefill included: batch requests
+// decoding at once, each with promptTokens of prompt and outputTokens of output. In
+// the steady state every output token comes with promptTokens ÷ outputTokens prompt
+// tokens to prefill, which chunked prefill folds into the decode steps: they add
+// their matmul FLOPs (2 × active parameters per token) and their all-reduce bytes
+// to each step, but no weight reads: a real engine prefills a prompt in a few large
+// chunks, whose weight (and a MoE's expert) reads are spread over the whole request
+// and are left out here, so that it stays a bound. Each request holds its
+// prompt and half its output in the KV cache on average. Attention FLOPs (quadratic
+// in the prompt) are left out, so for very long prompts the bound is loose. Longer
+// prompts cost compute and KV reads and never raise it.
+func (r *Roofline) AtWorkload(batch, promptTokens, outputTokens float64) RooflinePoint {
+	if outputTokens <= 0 {
+		return RooflinePoint{Batch: batch}
+	}
+	return r.step(batch, promptTokens+outputTokens/2, math.Max(promptTokens, 0)/outputTokens)
+}
+
+// step is one decode step at batch with prefillPerToken prompt tokens prefilled per
+// decoded token in the same step.
+func (r *Roofline) step(batch, contextTokens, prefillPerToken float64) RooflinePoint {
 	s := r.Shape
 	pt := RooflinePoint{Batch: batch, ContextTokens: contextTokens}
 	if batch <= 0 {
@@ -141,6 +165,7 @@ func (r *Roofline) At(batch, contextTokens float64) RooflinePoint {
 	}
 	// Requests per DP rank, and per pipeline microbatch: the batch one GPU steps over.
 	m := batch / float64(s.Replicas*s.DP*s.PP)
+	tokens := m * (1 + prefillPerToken) // tokens through the matmuls per step
 	expertTokens := m
 	if s.EP {
 		expertTokens = m * float64(s.DP)
@@ -152,15 +177,15 @@ func (r *Roofline) At(batch, contextTokens float64) RooflinePoint {
 	pt.WeightBytes = r.RestBytesPerGPU + r.ExpertBytesPerGPU*touched
 	pt.KVBytes = m * r.KV.RequestBytes(contextTokens)
 	pt.MemoryS = (pt.WeightBytes + pt.KVBytes) / r.GPU.BandwidthBytesS
-	pt.ComputeS = 2 * r.ActiveParams / float64(s.PP) * m / float64(s.TP) / r.PeakFLOPs
+	pt.ComputeS = 2 * r.ActiveParams / float64(s.PP) * tokens / float64(s.TP) / r.PeakFLOPs
 	const actBytes = 2
 	if s.TP > 1 {
 		tp := float64(s.TP)
-		msg := 2 * (tp - 1) / tp * m * float64(r.Hidden) * actBytes
+		msg := 2 * (tp - 1) / tp * tokens * float64(r.Hidden) * actBytes
 		pt.CommS += 2 * float64(r.Layers) * (r.AllReduceLatencyS + msg/r.LinkBytesS)
 	}
 	if g := s.DP * s.TP; s.EP && g > 1 && r.MoELayers > 0 {
-		msg := m * float64(r.ExpertsPerToken) * float64(r.Hidden) * actBytes * float64(g-1) / float64(g) / float64(s.TP)
+		msg := tokens * float64(r.ExpertsPerToken) * float64(r.Hidden) * actBytes * float64(g-1) / float64(g) / float64(s.TP)
 		pt.CommS += 2 * float64(r.MoELayers) * (r.AllReduceLatencyS + msg/r.LinkBytesS)
 	}
 	stage := math.Max(pt.MemoryS, pt.ComputeS) + pt.CommS

@@ -108,3 +108,39 @@ func TestRooflineMoEOnPCIe(t *testing.T) {
 		t.Error("a GPU given by memory only has no bandwidth: no error")
 	}
 }
+
+// The roofline with prefill is the decode roofline with each output token's share
+// of prompt FLOPs added: with no prompt it is the decode roofline at half the
+// output, it never exceeds the decode roofline at the same context, and a longer
+// prompt never raises it (more prefill FLOPs, more KV read per step).
+func TestRooflineAtWorkload(t *testing.T) {
+	for _, tc := range []struct {
+		file string
+		in   BudgetInput
+	}{
+		{"llama-3.1-8b.json", BudgetInput{GPU: "h100-sxm", GPUs: 1}},
+		{"llama-3.1-70b.json", BudgetInput{GPU: "h100-sxm", GPUs: 4, TP: 4}},
+		{"kimi-k2.5.json", BudgetInput{GPU: "rtx-pro-6000", GPUs: 8, TP: 8, WeightsGiB: 70.8}},
+	} {
+		r, err := NewRoofline(plan(t, tc.file, tc.in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range []float64{1, 8, 64, 512} {
+			if got, want := r.AtWorkload(b, 0, 512).TotalTokS, r.At(b, 256).TotalTokS; !near(got, want, 1e-12) {
+				t.Errorf("%s b=%g: no prompt %g; want the decode roofline %g", tc.file, b, got, want)
+			}
+			prev := math.Inf(1)
+			for _, prompt := range []float64{0, 128, 1024, 8000, 32000} {
+				w := r.AtWorkload(b, prompt, 512)
+				if d := r.At(b, prompt+256); w.TotalTokS > d.TotalTokS*(1+1e-12) {
+					t.Errorf("%s b=%g prompt %g: %g above the decode roofline %g", tc.file, b, prompt, w.TotalTokS, d.TotalTokS)
+				}
+				if w.TotalTokS > prev*(1+1e-12) {
+					t.Errorf("%s b=%g: prompt %g raised the roofline to %g from %g", tc.file, b, prompt, w.TotalTokS, prev)
+				}
+				prev = w.TotalTokS
+			}
+		}
+	}
+}

@@ -14,19 +14,10 @@ type Reference = trace.SourceReference
 
 // Difference is a reference number that ceiling's analysis of the imported rows
 // does not reproduce within float noise.
-type Difference struct {
-	Level int       `json:"level"`
-	Ref   Reference `json:"reference"`
-	Got   *float64  `json:"got"`  // null when ceiling has no such number for the level
-	Note  string    `json:"note"` // the known definition difference, "" when none is known
-}
+type Difference = trace.SourceDifference
 
 // Comparison is the result of comparing a run's references with its analysis.
-type Comparison struct {
-	Tool        string       `json:"tool"`
-	Checked     int          `json:"checked"`
-	Differences []Difference `json:"differences"`
-}
+type Comparison = trace.SourceComparison
 
 // tolerance is "float noise" for one reference: the trace stores times as integer
 // nanoseconds and chunk gaps as integer microseconds, so latencies may move by up
@@ -64,30 +55,38 @@ func Compare(tool string, level int, refs []Reference, got func(metric, stat str
 	return checked, diffs
 }
 
-// String says the difference in one line, in ms for latencies.
-func (d Difference) String() string {
-	unit, scale := "", 1.0
-	switch d.Ref.Metric {
-	case "ttft", "tpot", "itl", "e2e":
-		unit, scale = " ms", 1e3
-	case "output_tok_s":
-		unit = " tok/s"
-	case "request_s":
-		unit = " req/s"
-	}
-	got := "none"
-	if d.Got != nil {
-		got = fmt.Sprintf("%.6g%s", *d.Got*scale, unit)
-		if d.Ref.Value != 0 {
-			got += fmt.Sprintf(" (%+.3g%%)", 100*(*d.Got-d.Ref.Value)/math.Abs(d.Ref.Value))
+// MaxDifferenceWarnings is how many differences CompareRun turns into warnings;
+// the rest are counted (all are in the Comparison).
+const MaxDifferenceWarnings = 8
+
+// CompareRun compares the references of an imported run's levels (tool is the
+// source tool) with ceiling's analysis, got giving ceiling's number for a level,
+// metric and stat. It returns nil when nothing was checked, else the comparison
+// and its warnings: the first MaxDifferenceWarnings differences, then a count.
+func CompareRun(tool string, levels []trace.LevelInfo, got func(level int, metric, stat string) (float64, bool)) (*Comparison, []string) {
+	c := &Comparison{Tool: tool, Differences: []Difference{}}
+	for _, m := range levels {
+		if len(m.References) == 0 {
+			continue
 		}
+		n, diffs := Compare(tool, m.Level, m.References, func(metric, stat string) (float64, bool) {
+			return got(m.Level, metric, stat)
+		})
+		c.Checked += n
+		c.Differences = append(c.Differences, diffs...)
 	}
-	s := fmt.Sprintf("level %d %s %s: the tool says %.6g%s (%s), ceiling %s", d.Level, d.Ref.Metric, d.Ref.Stat,
-		d.Ref.Value*scale, unit, d.Ref.Key, got)
-	if d.Note != "" {
-		s += ": " + d.Note
+	if c.Checked == 0 {
+		return nil, nil
 	}
-	return s
+	var ws []string
+	for i, d := range c.Differences {
+		if i == MaxDifferenceWarnings {
+			ws = append(ws, fmt.Sprintf("%d more differences from %s's own summary (see source_comparison in --format json)", len(c.Differences)-i, tool))
+			break
+		}
+		ws = append(ws, "differs from "+tool+"'s own summary: "+d.String())
+	}
+	return c, ws
 }
 
 // definitionNote explains the differences known to come from a tool's definitions.
@@ -106,6 +105,20 @@ func definitionNote(tool string, r Reference) string {
 			return "guidellm averages over output tokens (token-weighted) and divides by all output tokens; ceiling's TPOT is per request, (E2E − TTFT)/(output − 1), and its ITL is per chunk"
 		case r.Stat != "mean" && r.Stat != "value":
 			return "guidellm's percentiles are order statistics without interpolation; ceiling interpolates linearly (numpy's default)"
+		}
+	case FromInferencePerf:
+		switch r.Metric {
+		case "tpot":
+			return "inference-perf's TPOT is (last token time − first token time)/(output − 1); ceiling's is (E2E − TTFT)/(output − 1), and E2E ends after the stream's final chunk"
+		case "itl":
+			return "inference-perf pools per-token gaps, 0 for the tokens that share a chunk; ceiling pools the gaps between chunks"
+		case "output_tok_s", "request_s":
+			return "inference-perf divides by the stage's first send to last end; ceiling uses the steady-state window"
+		}
+	case FromLLMPerf, FromGenAIBench:
+		switch r.Metric {
+		case "output_tok_s", "request_s":
+			return "the tool divides by its whole run's duration; ceiling's relative-timing level does the same, so a difference is the duration rebuilt from the summary"
 		}
 	case FromAIPerf:
 		switch r.Metric {

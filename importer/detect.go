@@ -28,6 +28,9 @@ func Detect(path string) (string, error) {
 		return "", fmt.Errorf("reading %s: %w", path, err)
 	}
 	if st.IsDir() {
+		if tool := detectDir(path); tool != "" {
+			return tool, nil
+		}
 		if _, err := sweepPoints(path); err == nil {
 			return FromVLLMSweep, nil
 		}
@@ -65,6 +68,18 @@ func detectContent(name string, head []byte) (string, error) {
 		return "", fmt.Errorf("%s: %w (not JSON)", name, ErrUnknownFormat)
 	}
 	switch {
+	case text[0] == '[' && has("ttft_s") && has("end_to_end_latency_s"):
+		return FromLLMPerf, nil
+	case text[0] == '{' && has("results_ttft_s_mean", "results_num_completed_requests_per_min"):
+		return FromLLMPerf, nil // llmperf's summary: readLLMPerf says where the records are
+	case text[0] == '[' && has("start_time") && has("end_time") && has("info"):
+		return FromInferencePerf, nil
+	case text[0] == '{' && has("load_summary") && has("successes"):
+		return FromInferencePerf, nil // a stage or run summary: readInferencePerf refuses it
+	case has("aggregated_metrics") && has("individual_request_metrics"):
+		return FromGenAIBench, nil
+	case has("benchmark_version") && has("traffic_scenario"):
+		return FromGenAIBench, nil // experiment_metadata.json: readGenAIBench refuses it
 	case text[0] == '[' && has("mean_ttft_ms", "ttfts"):
 		return "", fmt.Errorf("%s: a list of vLLM results (a vllm bench sweep summary.json): import the sweep directory, or its run=N.json files", name)
 	case has("metadata") && has("metrics") && has("x_request_id", "credit_phase", "benchmark_phase"):
@@ -82,5 +97,23 @@ func detectContent(name string, head []byte) (string, error) {
 	if i := strings.IndexByte(first, '\n'); i > 0 {
 		first = first[:i]
 	}
-	return "", fmt.Errorf("%s: %w: JSON without the keys of vLLM (ttfts, mean_ttft_ms), SGLang (server_info, mean_e2e_latency_ms), AIPerf (metadata+metrics, aiperf_version) or guidellm (benchmarks, guidellm_version): %.60s", name, ErrUnknownFormat, first)
+	return "", fmt.Errorf("%s: %w: JSON without the keys of vLLM (ttfts, mean_ttft_ms), SGLang (server_info, mean_e2e_latency_ms), AIPerf (metadata+metrics, aiperf_version) or guidellm (benchmarks, guidellm_version), llmperf (ttft_s, end_to_end_latency_s), inference-perf (start_time, end_time, info) or genai-bench (aggregated_metrics, individual_request_metrics): %.60s", name, ErrUnknownFormat, first)
+}
+
+// detectDir recognizes a results directory by the files in it: inference-perf's
+// lifecycle reports, genai-bench's experiment_metadata.json. "" when neither.
+func detectDir(dir string) string {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return ""
+	}
+	for _, e := range entries {
+		switch n := e.Name(); {
+		case n == ipPerRequest || n == ipSummary || ipStageFile.MatchString(n):
+			return FromInferencePerf
+		case n == genaiMetadata:
+			return FromGenAIBench
+		}
+	}
+	return ""
 }

@@ -1,6 +1,6 @@
 // Package importer reads the result files of other LLM serving benchmarks (vLLM
 // `bench serve` and `vllm bench sweep`, SGLang `bench_serving`, NVIDIA AIPerf,
-// guidellm) and turns their per-request records into a ceiling trace, so that
+// guidellm, Ray's llmperf, Kubernetes' inference-perf, SGLang's genai-bench) and turns their per-request records into a ceiling trace, so that
 // analyze and report work on benchmarks that were already run.
 //
 // Honesty rules the importers follow:
@@ -35,10 +35,16 @@ const (
 	FromSGLang    = "sglang"
 	FromAIPerf    = "aiperf"
 	FromGuideLLM  = "guidellm"
+	// FromLLMPerf is Ray's llmperf; FromInferencePerf Kubernetes' inference-perf;
+	// FromGenAIBench SGLang's genai-bench.
+	FromLLMPerf       = "llmperf"
+	FromInferencePerf = "inference-perf"
+	FromGenAIBench    = "genai-bench"
 )
 
 // Froms lists the values --from accepts.
-var Froms = []string{FromAuto, FromVLLM, FromVLLMSweep, FromSGLang, FromAIPerf, FromGuideLLM}
+var Froms = []string{FromAuto, FromVLLM, FromVLLMSweep, FromSGLang, FromAIPerf, FromGuideLLM,
+	FromLLMPerf, FromInferencePerf, FromGenAIBench}
 
 // ErrSummaryOnly is wrapped by the error for a file that holds a tool's summary
 // but no per-request records.
@@ -103,8 +109,53 @@ type Options struct {
 	RunID string // "" = derived from the first file's name
 }
 
-// Import reads files (all of one tool) into one Run.
+// Import reads files (all of one tool) into one Run: the user said they are one
+// sweep (ceiling import -o names one trace). Files that measured another model
+// are warned about; ImportRuns keeps such files apart instead.
 func Import(ctx context.Context, files []string, opt Options) (*Run, error) {
+	runs, err := readFiles(ctx, files, opt)
+	if err != nil {
+		return nil, err
+	}
+	return merge(runs)
+}
+
+// ImportRuns reads files (all of one tool) into as many runs as they measured:
+// files belong to one run only when their tool, model, server and workload agree
+// (see sameRun); otherwise they are separate runs, to be compared side by side,
+// in the order of their first file.
+func ImportRuns(ctx context.Context, files []string, opt Options) ([]*Run, error) {
+	runs, err := readFiles(ctx, files, opt)
+	if err != nil {
+		return nil, err
+	}
+	var groups [][]*Run
+	for _, r := range runs {
+		placed := false
+		for i, g := range groups {
+			if sameRun(g[0], r) {
+				groups[i] = append(g, r)
+				placed = true
+				break
+			}
+		}
+		if !placed {
+			groups = append(groups, []*Run{r})
+		}
+	}
+	out := make([]*Run, 0, len(groups))
+	for _, g := range groups {
+		m, err := merge(g)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// readFiles reads each file into a Run of its own, in the order given.
+func readFiles(ctx context.Context, files []string, opt Options) ([]*Run, error) {
 	if len(files) == 0 {
 		return nil, errors.New("import: no file given")
 	}
@@ -116,7 +167,7 @@ func Import(ctx context.Context, files []string, opt Options) (*Run, error) {
 	for _, f := range files {
 		given[filepath.Clean(f)] = true
 	}
-	var run *Run
+	var runs []*Run
 	for _, f := range files {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -132,19 +183,30 @@ func Import(ctx context.Context, files []string, opt Options) (*Run, error) {
 		if tool == FromAIPerf && given[aiperfRecordsPath(f)] && !strings.HasSuffix(f, ".jsonl") {
 			continue // AIPerf's summary of records also given: read with them
 		}
+		if tool == FromLLMPerf && strings.HasSuffix(f, "_summary.json") && given[filepath.Clean(strings.TrimSuffix(f, "_summary.json")+"_individual_responses.json")] {
+			continue // llmperf's summary of records also given: read with them
+		}
 		r, err := importFile(tool, f)
 		if err != nil {
 			return nil, err
 		}
-		if run == nil {
-			run = r
-			continue
-		}
+		runs = append(runs, r)
+	}
+	return runs, nil
+}
+
+// merge joins runs of one tool into one, levels ordered by their coordinate.
+func merge(runs []*Run) (*Run, error) {
+	if len(runs) == 0 {
+		return nil, errors.New("import: no result file among the files given")
+	}
+	run := runs[0]
+	for _, r := range runs[1:] {
 		if r.Tool != run.Tool {
-			return nil, fmt.Errorf("import: %s is a %s result but %s is a %s result: import one tool's files at a time", f, r.Tool, run.Files[0], run.Tool)
+			return nil, fmt.Errorf("import: %s is a %s result but %s is a %s result: import one tool's files at a time", r.Files[0], r.Tool, run.Files[0], run.Tool)
 		}
 		if r.Model != run.Model && r.Model != "" && run.Model != "" {
-			run.Warnings = append(run.Warnings, fmt.Sprintf("%s measured model %q, %s measured %q: they are imported as one run", f, r.Model, run.Files[0], run.Model))
+			run.Warnings = append(run.Warnings, fmt.Sprintf("%s measured model %q, %s measured %q: they are imported as one run", r.Files[0], r.Model, run.Files[0], run.Model))
 		}
 		if r.ToolVersion != run.ToolVersion && r.ToolVersion != "" {
 			if run.ToolVersion == "" {
@@ -193,6 +255,12 @@ func importFile(tool, path string) (*Run, error) {
 		return readAIPerf(path)
 	case FromGuideLLM:
 		return readGuideLLM(path)
+	case FromLLMPerf:
+		return readLLMPerf(path)
+	case FromInferencePerf:
+		return readInferencePerf(path)
+	case FromGenAIBench:
+		return readGenAIBench(path)
 	}
 	return nil, fmt.Errorf("import: unknown source tool %q (want one of %s)", tool, strings.Join(Froms, ", "))
 }

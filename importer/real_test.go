@@ -111,15 +111,11 @@ func TestRealFiles(t *testing.T) {
 			if n != c.reqs {
 				t.Errorf("%d requests, want %d", n, c.reqs)
 			}
-			path := filepath.Join(t.TempDir(), "run.parquet")
-			if err := importer.WriteFile(path, run, importer.WriteOptions{}); err != nil {
-				t.Fatal(err)
-			}
-			a, err := analyze.Analyze(ctx, []string{path}, analyze.Options{TimelineLevel: -1})
+			runs, err := importer.Analyze(ctx, run, importer.WriteOptions{}, analyze.Options{TimelineLevel: -1})
 			if err != nil {
 				t.Fatal(err)
 			}
-			r := a.Runs[0]
+			r := runs[0]
 			if len(r.Levels) != c.levels {
 				t.Fatalf("analysis has %d levels, want %d", len(r.Levels), c.levels)
 			}
@@ -169,4 +165,51 @@ func globIn(t *testing.T, dir, pattern string) []string {
 		t.Fatalf("no files %s in %s: %v", pattern, dir, err)
 	}
 	return files
+}
+
+// TestMixedSweepsStayApart gives the H100 and the L40S vLLM sweeps together (two
+// GPUs, two models, two workloads): they must become two runs, each with its own
+// levels, never one run of 17 levels with c=1 twice (issue 24 item 5). ceiling
+// import, where the user names one output, still makes one run and warns.
+func TestMixedSweepsStayApart(t *testing.T) {
+	needPeers(t)
+	h100, l40s := glob(t, "aurotripathy-*h100*.json"), glob(t, "aurotripathy-*l40s*.json")
+	// Interleaved, as a shell glob of both directories might give them.
+	var files []string
+	for i := range max(len(h100), len(l40s)) {
+		if i < len(l40s) {
+			files = append(files, l40s[i])
+		}
+		if i < len(h100) {
+			files = append(files, h100[i])
+		}
+	}
+	runs, err := importer.ImportRuns(context.Background(), files, importer.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 2 {
+		t.Fatalf("got %d runs, want 2 (H100 and L40S apart)", len(runs))
+	}
+	for i, want := range []struct {
+		model  string
+		levels int
+	}{{"RedHatAI/Meta-Llama-3.1-8B-Instruct-FP8", 8}, {"meta-llama/Llama-3.1-8B-Instruct", 9}} {
+		if runs[i].Model != want.model || len(runs[i].Levels) != want.levels {
+			t.Errorf("run %d: model %q with %d levels, want %q with %d", i, runs[i].Model, len(runs[i].Levels), want.model, want.levels)
+		}
+		for _, w := range runs[i].Warnings {
+			if strings.Contains(w, "imported as one run") {
+				t.Errorf("run %d warns %q", i, w)
+			}
+		}
+	}
+
+	one, err := importer.Import(context.Background(), files, importer.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(one.Levels) != 17 || !strings.Contains(strings.Join(one.Warnings, "\n"), "imported as one run") {
+		t.Errorf("Import: %d levels, warnings %q; want 17 and a warning that two models were made one run", len(one.Levels), one.Warnings)
+	}
 }

@@ -1,6 +1,7 @@
 package importer
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -107,4 +108,15 @@ func int32Ptr(v *int) *int32 {
 	}
 	x := int32(*v)
 	return &x
+}
+
+// Image is run as the bytes of one ceiling trace file, never written to disk: what
+// `ceiling analyze` and `report` read through trace.OpenImage.
+func Image(run *Run, opt WriteOptions) ([]byte, error) {
+	info, rows := toTrace(run, opt)
+	var buf bytes.Buffer
+	if err := trace.Write(&buf, info, rows); err != nil {
+		return nil, fmt.Errorf("importing %s: %w", run.Files[0], err)
+	}
+	return buf.Bytes(), nil
 }

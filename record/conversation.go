@@ -55,7 +55,7 @@ func (c conversations) run(stop <-chan struct{}, take func() (int64, bool), _ fu
 // sendTurn sends the next turn of conv as request idx and records its row; false
 // when the turn failed.
 func (l *levelRun) sendTurn(idx int64, worker int32, conv *workload.Conversation) bool {
-	prompt, maxTokens := conv.Next(l.baseID + idx)
+	prompt, maxTokens := conv.Next(l.baseID+idx, idx)
 	row, res := l.exchange(idx, worker, 0, prompt, maxTokens)
 	row.ConversationID = ptr(conv.ID())
 	row.Turn = ptr(int32(conv.Turn()))

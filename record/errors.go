@@ -11,6 +11,10 @@ import (
 // The trace is still written with every row recorded.
 var ErrServerGone = errors.New("the server stopped answering")
 
+// ErrLevelFailed is returned (wrapped) when every request of a level failed and
+// the sweep stopped there. The trace is still written, the failed level included.
+var ErrLevelFailed = errors.New("every request of a level failed")
+
 // ErrInterrupted is returned when the sweep was interrupted (Ctrl-C); the trace is
 // complete up to the interruption.
 var ErrInterrupted = errors.New("interrupted")

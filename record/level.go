@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ceiling-llm/ceiling/levelrule"
 	"github.com/ceiling-llm/ceiling/record/internal/client"
 	"github.com/ceiling-llm/ceiling/trace"
 )
@@ -40,6 +41,12 @@ type levelRun struct {
 	connFails atomic.Int64
 	goneAfter int64
 	goneMsg   atomic.Value // string: the failure that decided it
+
+	// A level whose first goneAfter requests all failed (every one refused with
+	// the same HTTP 400, say) stops: the rest would fail too.
+	succeeded atomic.Int64
+	failed    atomic.Int64
+	failMsg   atomic.Value // string: the first failure
 }
 
 // take reserves the next request index, or says the level is done sending.
@@ -93,6 +100,14 @@ func (l *levelRun) exchange(idx int64, worker int32, scheduled int64, prompt cli
 	if scheduled != 0 {
 		row.ScheduledNs = scheduled
 	}
+	if res.Err == "" && res.Status/100 == 2 {
+		l.succeeded.Add(1)
+	} else if res.Err != "" && l.hard.Err() == nil {
+		l.failMsg.CompareAndSwap(nil, res.Err)
+		if l.failed.Add(1) >= l.goneAfter && l.succeeded.Load() == 0 {
+			l.cancel()
+		}
+	}
 	if res.Conn {
 		if l.connFails.Add(1) >= l.goneAfter {
 			l.goneMsg.CompareAndSwap(nil, res.Err)
@@ -127,13 +142,14 @@ func (l *levelRun) add(row trace.Row) {
 	}
 }
 
-// runLevel runs one level. gone is non-empty when the server stopped answering.
-func (r *recorder) runLevel(ctx, hard context.Context, lv level, total int) (trace.LevelInfo, string, error) {
+// runLevel runs one level. gone is non-empty when the server stopped answering,
+// failing when every request of the level failed (it was stopped early).
+func (r *recorder) runLevel(ctx, hard context.Context, lv level, total int) (li trace.LevelInfo, gone, failing string, err error) {
 	o := r.opts
 	if lv.speed > 0 {
 		lv.rate = replayRate(r.replay, lv.speed)
 	}
-	li := trace.LevelInfo{Level: lv.index, Concurrency: lv.concurrency, Rate: lv.rate, Repeat: lv.repeat, Started: time.Now().UTC()}
+	li = trace.LevelInfo{Level: lv.index, Concurrency: lv.concurrency, Rate: lv.rate, Repeat: lv.repeat, Started: time.Now().UTC()}
 	cpu0 := cpuTime()
 	wall0 := time.Now()
 
@@ -150,7 +166,7 @@ func (r *recorder) runLevel(ctx, hard context.Context, lv level, total int) (tra
 		// Sized by sizing.go's rule: warm-up requests still come first by index.
 		l.count = 0
 		if lv.rate > 0 {
-			l.deadline = wall0.Add(min(sizeSteadyState+time.Duration(float64(o.Warmup)/lv.rate*float64(time.Second)), o.MaxLevelDuration))
+			l.deadline = wall0.Add(min(levelrule.SteadyState+time.Duration(float64(o.Warmup)/lv.rate*float64(time.Second)), o.MaxLevelDuration))
 		} else {
 			l.sizer = newLevelSizer(lv.concurrency, wall0, o.MaxLevelDuration)
 			if o.steadyState > 0 {
@@ -190,19 +206,27 @@ func (r *recorder) runLevel(ctx, hard context.Context, lv level, total int) (tra
 	if lv.rate > 0 {
 		li.SendLagP99S = l.stats.sendLagP99()
 	}
-	gone, _ := l.goneMsg.Load().(string)
+	gone, _ = l.goneMsg.Load().(string)
+	if gone == "" && l.succeeded.Load() == 0 && l.failed.Load() >= l.goneAfter {
+		failing, _ = l.failMsg.Load().(string)
+		failing = fmt.Sprintf("the first %d requests all failed, the first with: %s", l.failed.Load(), failing)
+	}
 	switch {
 	case gone != "":
 		li.StopReason = "server stopped answering"
+	case failing != "":
+		li.StopReason = "stopped: " + failing
 	case ctx.Err() != nil:
 		li.StopReason = "interrupted"
+	case l.sizer != nil && l.sizer.stoppedByCap():
+		li.StopReason = fmt.Sprintf("stopped at --max-level-duration %s before the level's steady state met the validity rule", o.MaxLevelDuration)
 	}
 	// The level's last rows are sealed by the caller together with its LevelInfo.
 	l.mu.Lock()
 	r.lastRows, l.pending = l.pending, nil
 	li.Rows = l.rows
 	l.mu.Unlock()
-	return li, gone, l.sealErr
+	return li, gone, failing, l.sealErr
 }
 
 // cpuTime is the process's user+system CPU time.

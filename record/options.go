@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net/url"
 	"path/filepath"
 	"slices"
 	"syscall"
@@ -66,6 +67,10 @@ type Options struct {
 
 	MetricsURL     string // "" = the server's /metrics when it answers; "off" = none
 	ScrapeInterval time.Duration
+	// GPUMetricsURLs are GPU exporters (NVIDIA DCGM exporter, AMD device-metrics
+	// exporter), one per node, scraped like MetricsURL into the same sidecar with
+	// each sample labelled ceiling_gpu_source="host:port".
+	GPUMetricsURLs []string
 
 	Output string    // trace path, or "-" for Stdout
 	Stdout io.Writer // where "-" writes
@@ -73,7 +78,10 @@ type Options struct {
 	// Force replaces an existing trace at Output, its sidecar and an existing parts
 	// directory; without it they are refused (a trace holds hours of GPU time).
 	Force bool
-	Seed  uint64
+	// Seed fixes the prompts, their lengths and open-loop arrivals; 0 = a fresh
+	// seed per run (recorded in the plan and config), the interrupted run's with
+	// Resume.
+	Seed uint64
 
 	Declared trace.Declared
 	Version  string
@@ -93,7 +101,7 @@ type Options struct {
 	// crashAfterLevels, in tests, makes Record return right after sealing that many
 	// levels, without merging: what a kill -9 between levels leaves on disk.
 	crashAfterLevels int
-	// steadyState, in tests, replaces sizeSteadyState of the default level size.
+	// steadyState, in tests, replaces levelrule.SteadyState in the default level size.
 	steadyState time.Duration
 }
 
@@ -196,6 +204,17 @@ func (o *Options) validate() error {
 	}
 	if err := client.CheckURL(o.URL); err != nil {
 		return err
+	}
+	seen := map[string]bool{}
+	for _, u := range o.GPUMetricsURLs {
+		p, err := url.Parse(u)
+		if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
+			return fmt.Errorf("--gpu-metrics-url %q: want an http(s) URL of a GPU exporter's metrics, e.g. http://node1:9400/metrics", client.StripCredentials(u))
+		}
+		if seen[p.Host] {
+			return fmt.Errorf("--gpu-metrics-url: %s is given twice: each exporter (node) once", p.Host)
+		}
+		seen[p.Host] = true
 	}
 	for _, c := range o.Concurrency {
 		if c < 1 {

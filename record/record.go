@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"net/http"
 	"os"
@@ -147,6 +148,19 @@ func Record(ctx context.Context, opts Options) (trace.RunInfo, error) {
 		}
 		r.parts = ps
 	}
+	if opts.Seed == 0 {
+		// No seed given: a fresh one, so that a second run sends prompts no server's
+		// prefix cache has seen; --resume continues the interrupted run's.
+		opts.Seed = freshSeed()
+		if resume != nil {
+			opts.Seed = resume.Info.Plan.Seed
+		}
+		if opts.Config != nil {
+			opts.Config = maps.Clone(opts.Config)
+			opts.Config["seed"] = strconv.FormatUint(opts.Seed, 10)
+		}
+		r.opts = opts
+	}
 	cleanupOnEarlyError := func(err error) (trace.RunInfo, error) {
 		if !r.tmpParts && resume == nil {
 			r.parts.Remove()
@@ -194,8 +208,18 @@ func Record(ctx context.Context, opts Options) (trace.RunInfo, error) {
 	}
 	r.opts.MetricsURL = opts.MetricsURL
 	pr.Server.MetricsURL = client.StripCredentials(opts.MetricsURL)
+	for _, u := range opts.GPUMetricsURLs {
+		pr.Server.GPUMetricsURLs = append(pr.Server.GPUMetricsURLs, client.StripCredentials(u))
+	}
 	if pr.Server.KVCapacityTokens != nil {
 		r.kvCap = *pr.Server.KVCapacityTokens
+	}
+
+	// The workload must fit the context the server revealed, before any request.
+	if warning, err := r.checkContext(pr.Server); err != nil {
+		return cleanupOnEarlyError(err)
+	} else if warning != "" {
+		r.warn(warning)
 	}
 
 	// One request before the sweep: it proves the key and the model, and measures
@@ -333,6 +357,15 @@ func samePlan(old, cur trace.RunInfo) error {
 // the run and the trace's request_id, so a row is easy to find in the server's logs.
 func RequestHeaderID(runID string, id int64) string {
 	return "ceiling-" + runID + "-" + strconv.FormatInt(id, 10)
+}
+
+// freshSeed is a seed for a run given none: never 0, which means "none given".
+func freshSeed() uint64 {
+	for {
+		if s := rand.Uint64(); s != 0 {
+			return s
+		}
+	}
 }
 
 func newRunID(t time.Time) string {

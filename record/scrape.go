@@ -3,6 +3,8 @@ package record
 import (
 	"bytes"
 	"context"
+	"net/url"
+	"strings"
 	"time"
 
 	"github.com/ceiling-llm/ceiling/internal/prom"
@@ -50,4 +52,23 @@ func scrape(ctx context.Context, c *client.Client, url string, ts int64) ([]trac
 		out[i] = trace.MetricSample{TsNs: ts, Name: s.Name, Labels: c.Redact(s.Labels), Value: s.Value}
 	}
 	return out, nil
+}
+
+// gpuSourceLabel names a GPU exporter by its host and port (never its path, query
+// or credentials): the node its GPUs are in.
+func gpuSourceLabel(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "unknown"
+	}
+	return u.Host
+}
+
+// withLabel appends name="value" to a canonical label text.
+func withLabel(labels, name, value string) string {
+	v := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(value)
+	if labels == "" {
+		return name + `="` + v + `"`
+	}
+	return labels + "," + name + `="` + v + `"`
 }

@@ -26,6 +26,21 @@ func (r *recorder) sweep(ctx context.Context, start int) error {
 			})
 		}()
 	}
+	for _, u := range r.opts.GPUMetricsURLs {
+		scrapeWG.Add(1)
+		go func() {
+			defer scrapeWG.Done()
+			source := gpuSourceLabel(u)
+			scrapeMetrics(scrapeCtx, r.client, u, r.opts.ScrapeInterval, func(s []trace.MetricSample) {
+				for i := range s {
+					s[i].Labels = withLabel(s[i].Labels, "ceiling_gpu_source", source)
+				}
+				r.metricsMu.Lock()
+				r.metrics = append(r.metrics, s...)
+				r.metricsMu.Unlock()
+			})
+		}()
+	}
 	defer func() {
 		stopScrape()
 		scrapeWG.Wait()
@@ -76,7 +91,7 @@ func (r *recorder) sweep(ctx context.Context, start int) error {
 			r.info.StopReason = "interrupted before level " + fmt.Sprint(i)
 			return ErrInterrupted
 		}
-		li, gone, err := r.runLevel(ctx, hard, lv, total)
+		li, gone, failing, err := r.runLevel(ctx, hard, lv, total)
 		if err != nil {
 			// A part of the level could not be written: it is not done.
 			return &sealError{level: lv.index, err: err}
@@ -96,6 +111,13 @@ func (r *recorder) sweep(ctx context.Context, start int) error {
 			r.info.StopReason = fmt.Sprintf("interrupted during level %d", lv.index)
 			return ErrInterrupted
 		}
+		if failing != "" {
+			// The level is kept (sealed above); the next would fail the same way.
+			r.info.StopReason = fmt.Sprintf("level %d stopped: %s", lv.index, failing)
+			r.progress("%s", r.info.StopReason)
+			return fmt.Errorf("%w: level %d (%s): %s; the sweep stopped there, and the %d levels recorded are kept in the trace",
+				ErrLevelFailed, lv.index, levelLabel(lv), failing, len(r.info.Levels))
+		}
 		if r.opts.Auto && lv.repeat == max(r.opts.Repeat, 1)-1 {
 			// The point is judged on all its repeats, against the previous point's
 			// (the levels already sealed, so --resume needs no state of its own).
@@ -111,4 +133,15 @@ func (r *recorder) sweep(ctx context.Context, start int) error {
 			}
 		}
 	}
+}
+
+// levelLabel is "c=N", "rate=R/s" or "replay xS".
+func levelLabel(lv level) string {
+	switch {
+	case lv.speed > 0:
+		return fmt.Sprintf("replay ×%g", lv.speed)
+	case lv.rate > 0:
+		return fmt.Sprintf("rate=%g/s", lv.rate)
+	}
+	return fmt.Sprintf("c=%d", lv.concurrency)
 }

@@ -192,5 +192,5 @@ func (r *recorder) request(id, idx int64) (client.Prompt, int) {
 		}
 		return r.workload.Sized(id, e.promptTokens), mt
 	}
-	return r.workload.Prompt(id)
+	return r.workload.Prompt(id, idx)
 }

@@ -6,6 +6,7 @@
 //
 // A trace is RUN.parquet (one Row per request attempt, the RunInfo JSON under
 // MetaRun), with its sidecar RUN.metrics.parquet (MetricSample rows) beside it.
-// The recorder writes through this package, and so should importers of other
-// tools' results; readers take the column names and metadata types from it.
+// The recorder and the importers write through this package; analyze reads through
+// it (Open, OpenImage, File.Scan: Arrow record batches of bounded size), so the
+// format's writing and reading live in one place.
 package trace

@@ -28,6 +28,19 @@ func WriteFile(path string, info RunInfo, rows []Row) error {
 	return writeParquet(path, info, validRows(rows))
 }
 
+// Write writes rows and info as one complete trace to w: the image of the file
+// WriteFile writes (an importer makes a trace in memory with it).
+func Write(w io.Writer, info RunInfo, rows []Row) error {
+	pw, err := newWriter[Row](w, info)
+	if err != nil {
+		return err
+	}
+	if _, err := pw.Write(validRows(rows)); err != nil {
+		return err
+	}
+	return pw.Close()
+}
+
 // ReadFile reads a whole trace (or one part) written by this package: its run info
 // and rows. It is for small files and tests; analyze streams traces instead.
 func ReadFile(path string) (RunInfo, []Row, error) {

@@ -171,6 +171,9 @@ type ServerInfo struct {
 	Slots            *int64 `json:"slots"`
 	NCtx             *int64 `json:"n_ctx"`
 	MetricsURL       string `json:"metrics_url,omitempty"`
+	// GPUMetricsURLs are the GPU exporters scraped (record --gpu-metrics-url),
+	// without credentials.
+	GPUMetricsURLs []string `json:"gpu_metrics_urls,omitempty"`
 }
 
 // ClientInfo describes the machine that ran the recorder, so that analyze can tell

@@ -33,6 +33,7 @@ const analyzeExample = `Example:
 func runAnalyze(ctx context.Context, e env, args []string) int {
 	fs := pflag.NewFlagSet("analyze", pflag.ContinueOnError)
 	options := addAnalyzeFlags(fs)
+	predicted := addPredictedFlag(fs)
 	format := fs.String("format", analyze.FormatText, "output format: "+strings.Join(analyze.Formats(), ", "))
 	out := fs.StringP("output", "o", "-", "write the analysis to this file (- = stdout)")
 	force := fs.Bool("force", false, "replace an existing Parquet file at -o (an input is never replaced)")
@@ -58,7 +59,18 @@ func runAnalyze(ctx context.Context, e env, args []string) int {
 		return exitFailed
 	}
 
-	a, err := analyze.Analyze(ctx, fs.Args(), opt)
+	runs, preds, err := splitPredictions(fs.Args(), *predicted)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "ceiling %s: %v\n", fs.Name(), err)
+		return exitFailed
+	}
+	if len(runs) == 0 {
+		return h.usageError(e, "no measured run given: a planner's predictions are shown beside a measured run")
+	}
+	a, err := analyzeInputs(ctx, runs, opt)
+	if err == nil {
+		attachPredictions(a, opt, preds)
+	}
 	if err != nil {
 		fmt.Fprintf(e.stderr, "ceiling analyze: %v\n", flagError(err))
 		return exitFailed

@@ -19,6 +19,8 @@ func addAnalyzeFlags(fs *pflag.FlagSet) func() (analyze.Options, error) {
 	cf.addDeployment(fs)
 	cf.addBudget(fs)
 	gpuHourCost := fs.Float64("gpu-hour-cost", 0, "price of one GPU for one hour in USD, for the cost per million tokens (0 = no cost)")
+	powerCost := fs.Float64("power-cost", 0, "price of electricity in USD per kWh, for the energy cost per million tokens from GPU telemetry (0 = none)")
+	pue := fs.Float64("pue", 1, "power usage effectiveness of the facility: the energy cost is the GPUs' energy × PUE")
 	targetRPS := fs.Float64("target-rps", 0, "load to size replicas for, in requests/s (0 = none)")
 	targetUsers := fs.Float64("target-users", 0, "load to size replicas for, in users, each sending a request, reading it, thinking --think-time (0 = none)")
 	thinkTime := fs.Duration("think-time", 0, "a user's pause between a response's end and the next request, for --target-users (0 = users send back to back)")
@@ -32,15 +34,18 @@ func addAnalyzeFlags(fs *pflag.FlagSet) func() (analyze.Options, error) {
 			MaxModelLen:   cf.maxModelLen,
 			TimelineLevel: *timelineLevel,
 			Decision: analyze.DecisionOptions{GPUHourCost: *gpuHourCost, TargetRPS: *targetRPS, TargetUsers: *targetUsers,
-				ThinkTimeS: thinkTime.Seconds(), Headroom: *headroom},
+				ThinkTimeS: thinkTime.Seconds(), Headroom: *headroom, PowerCostKWh: *powerCost, PUE: *pue},
 		}
 		for _, f := range []struct {
 			name string
 			v    float64
-		}{{"--gpu-hour-cost", *gpuHourCost}, {"--target-rps", *targetRPS}, {"--target-users", *targetUsers}, {"--think-time", thinkTime.Seconds()}} {
+		}{{"--gpu-hour-cost", *gpuHourCost}, {"--power-cost", *powerCost}, {"--target-rps", *targetRPS}, {"--target-users", *targetUsers}, {"--think-time", thinkTime.Seconds()}} {
 			if f.v < 0 {
 				return opt, fmt.Errorf("%s must not be negative, got %g", f.name, f.v)
 			}
+		}
+		if *pue < 1 || *pue > 5 {
+			return opt, fmt.Errorf("--pue must be between 1 and 5 (facility energy ÷ IT energy), got %g", *pue)
 		}
 		if *targetRPS > 0 && *targetUsers > 0 {
 			return opt, fmt.Errorf("give --target-rps or --target-users, not both")

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -80,16 +81,16 @@ func TestRecordConfigSameAsFlags(t *testing.T) {
 	}, {
 		name: "open loop, gamma, prefixes",
 		flags: []string{"--rate", "50,100", "--burstiness", "0.5", "--requests-per-level", "4", "--output-tokens", "normal:8,2",
-			"--prompt-tokens", "30", "--prefixes", "2", "--shared-prefix-tokens", "8", "--prefix-mix", "0.7,0.3", "--metrics-url", "off"},
+			"--prompt-tokens", "30", "--prefixes", "2", "--shared-prefix-tokens", "8", "--prefix-mix", "0.7,0.3", "--metrics-url", "off", "--seed", "3"},
 		yaml: "rate: [50, 100]\nburstiness: 0.5\nrequests-per-level: 4\noutput-tokens: normal:8,2\nprompt-tokens: 30\n" +
-			"prefixes: 2\nshared-prefix-tokens: 8\nprefix-mix: [0.7, 0.3]\nmetrics-url: \"off\"\n",
+			"prefixes: 2\nshared-prefix-tokens: 8\nprefix-mix: [0.7, 0.3]\nmetrics-url: \"off\"\nseed: 3\n",
 		json: `{"rate": [50, 100], "burstiness": 0.5, "requests-per-level": 4, "output-tokens": "normal:8,2", "prompt-tokens": 30,
-			"prefixes": 2, "shared-prefix-tokens": 8, "prefix-mix": [0.7, 0.3], "metrics-url": "off"}`,
+			"prefixes": 2, "shared-prefix-tokens": 8, "prefix-mix": [0.7, 0.3], "metrics-url": "off", "seed": 3}`,
 	}, {
 		name:  "a flag overrides the file",
-		flags: []string{"--concurrency", "1", "--requests-per-level", "3", "--prompt-tokens", "25", "--output-tokens", "4", "--metrics-url", "off"},
-		yaml:  "concurrency: [1, 2, 4]\nrequests-per-level: 3\nprompt-tokens: 25\noutput-tokens: 4\nmetrics-url: \"off\"\n",
-		json:  `{"concurrency": [1, 2, 4], "requests-per-level": 3, "prompt-tokens": 25, "output-tokens": 4, "metrics-url": "off"}`,
+		flags: []string{"--concurrency", "1", "--requests-per-level", "3", "--prompt-tokens", "25", "--output-tokens", "4", "--metrics-url", "off", "--seed", "5"},
+		yaml:  "concurrency: [1, 2, 4]\nrequests-per-level: 3\nprompt-tokens: 25\noutput-tokens: 4\nmetrics-url: \"off\"\nseed: 5\n",
+		json:  `{"concurrency": [1, 2, 4], "requests-per-level": 3, "prompt-tokens": 25, "output-tokens": 4, "metrics-url": "off", "seed": 5}`,
 		extra: []string{"--concurrency", "1"},
 	}}
 	for _, tt := range tests {
@@ -250,7 +251,7 @@ func TestRecordConfigFrom(t *testing.T) {
 }
 
 // TestGivenConfig: the stored config leaves out the invocation's own flags and URL
-// credentials, and always has the seed.
+// credentials, and always has the seed: the fresh one drawn when none was given.
 func TestGivenConfig(t *testing.T) {
 	eng := enginetest.New(enginetest.Config{Model: "m", APIKey: "sk-given-secret"})
 	defer eng.Close()
@@ -273,7 +274,10 @@ func TestGivenConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]string{"url": eng.URL(), "concurrency": "1", "requests-per-level": "2", "prompt-tokens": "20",
-		"output-tokens": "3", "metrics-url": "off", "seed": "1"}
+		"output-tokens": "3", "metrics-url": "off", "seed": strconv.FormatUint(info.Plan.Seed, 10)}
+	if info.Plan.Seed == 0 {
+		t.Error("no seed recorded in the plan")
+	}
 	if !maps.Equal(info.Config, want) {
 		t.Errorf("stored config %v, want %v", info.Config, want)
 	}

@@ -18,9 +18,16 @@ Turns the per-request results of a benchmark you already ran into a ceiling trac
 vLLM 'bench serve --save-result --save-detailed' JSON (one file per level, or the
 JSON Lines of --append-result), a 'vllm bench sweep' output directory, SGLang
 'bench_serving --output-file --output-details' JSON Lines, AIPerf
-profile_export.jsonl (with profile_export_aiperf.json beside it), and guidellm
-benchmarks.json. The tool is recognized from the content. The files of one sweep
+profile_export.jsonl (with profile_export_aiperf.json beside it), guidellm
+benchmarks.json, llmperf NAME_individual_responses.json (with NAME_summary.json
+beside it), an inference-perf results directory (per_request_lifecycle_metrics.json
+and the stage summaries) and a genai-bench experiment folder. The tool is recognized from the content. The files of one sweep
 make one run, levels ordered by concurrency (then rate).
+
+A planner's predictions (AIConfigurator pareto.csv or best_config_topn.csv, or
+ceiling's planner CSV/JSON, see docs/predictions.md) are read into a PREDICTED run
+in ceiling's planner JSON, never into a trace; give it to analyze or report with
+--predicted.
 
 Nothing is invented: what the source lacks is listed in the warnings and in the
 trace's metadata. Results without send times (vLLM, SGLang) keep exact latencies,
@@ -39,6 +46,10 @@ const importExample = `Example:
   ceiling import artifacts/run1/profile_export.jsonl -o aiperf.parquet
   ceiling import benchmarks.json -o guidellm.parquet
   ceiling import sweep-output/ -o sweep.parquet
+  ceiling import result_outputs/NAME_individual_responses.json -o llmperf.parquet
+  ceiling import inference-perf-results/ -o inference-perf.parquet
+  ceiling import experiments/my_experiment/ -o genai-bench.parquet
+  ceiling import results/agg/pareto.csv -o aic-predicted.json   # AIConfigurator: predictions, not a trace
 
 `
 
@@ -67,6 +78,9 @@ func runImport(ctx context.Context, e env, args []string) int {
 		fmt.Fprintf(e.stderr, "ceiling import: %v\n", err)
 		return exitFailed
 	}
+	if code, done := importPrediction(e, fs.Args(), *out); done {
+		return code
+	}
 	run, err := importer.Import(ctx, fs.Args(), importer.Options{From: *from, RunID: *runID})
 	if err != nil {
 		fmt.Fprintf(e.stderr, "ceiling import: %v\n", err)
@@ -93,12 +107,12 @@ func runImport(ctx context.Context, e env, args []string) int {
 		fmt.Fprintf(e.stderr, "  warning: %s\n", w)
 	}
 
-	a, err := analyze.Analyze(ctx, []string{*out}, analyze.Options{TimelineLevel: -1})
+	runs, err := analyzeTrace(ctx, *out, analyze.Options{TimelineLevel: -1})
 	if err != nil {
 		fmt.Fprintf(e.stderr, "ceiling import: analyzing %s: %v\n", *out, err)
 		return exitFailed
 	}
-	for _, r := range a.Runs {
+	for _, r := range runs {
 		c := r.SourceComparison
 		if c == nil {
 			fmt.Fprintf(e.stdout, "%s: the source holds no summary numbers to compare\n", r.RunID)

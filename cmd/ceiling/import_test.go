@@ -105,3 +105,31 @@ func TestImportRefusesSummaryOnly(t *testing.T) {
 		t.Errorf("exit %d, stderr %s", code, stderr)
 	}
 }
+
+// TestReportOfTwoSweepsKeepsThemApart reports the H100 and the L40S vLLM sweeps in
+// one command: two runs side by side, each compared with vLLM's own summary, not
+// one run of 17 levels with a knee computed across two GPUs (issue 24 item 5).
+func TestReportOfTwoSweepsKeepsThemApart(t *testing.T) {
+	needPeers(t)
+	files, err := filepath.Glob(filepath.Join(peerDir, "aurotripathy-*.json"))
+	if err != nil || len(files) != 17 {
+		t.Fatalf("want the 17 H100 and L40S files, got %d (%v)", len(files), err)
+	}
+	js := ceiling(t, append([]string{"analyze", "--format", "json"}, files...)...)
+	var a analyze.Analysis
+	if err := json.Unmarshal([]byte(js), &a); err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Runs) != 2 {
+		t.Fatalf("got %d runs, want 2", len(a.Runs))
+	}
+	for i, want := range []int{9, 8} {
+		r := a.Runs[i]
+		if len(r.Levels) != want || r.SourceComparison == nil || len(r.SourceComparison.Differences) != 0 {
+			t.Errorf("run %d (%s): %d levels, comparison %+v; want %d levels matching vLLM's summary", i, r.Model, len(r.Levels), r.SourceComparison, want)
+		}
+		if strings.Contains(r.Source, "17") {
+			t.Errorf("run %d source %q names all the files", i, r.Source)
+		}
+	}
+}

@@ -21,6 +21,11 @@ const recordExample = `Example:
 
   ceiling record --url http://127.0.0.1:8000 --concurrency auto -o auto.parquet
   ceiling record --url http://127.0.0.1:8000 --rate 1,2,4 --duration-per-level 60s -o open.parquet
+
+  # GPU power and energy per token from the DCGM exporter of each node:
+  ceiling record --url http://10.0.0.5:8000 --concurrency 1,4,16,64 \
+      --gpu-metrics-url http://10.0.0.5:9400/metrics \
+      --gpu-metrics-url http://10.0.0.6:9400/metrics -o run.parquet
 `
 
 // runRecord is `ceiling record`: flags → record.Options → record.Record.
@@ -31,7 +36,7 @@ func runRecord(ctx context.Context, e env, args []string) int {
 	endpoint := fs.String("endpoint", "chat", "chat (/v1/chat/completions) or completions (/v1/completions)")
 	concurrency := fs.String("concurrency", "", "closed-loop levels, e.g. 1,2,4,8, or auto (geometric until throughput stops rising)")
 	rates := fs.String("rate", "", "open-loop levels in requests/s with Poisson arrivals, e.g. 1,2,4 (instead of --concurrency)")
-	perLevel := fs.Int("requests-per-level", 0, "measured requests per level (default: until every worker completed 4 and the steady state lasted 30s)")
+	perLevel := fs.Int("requests-per-level", 0, "measured requests per level (default: until the level's steady state holds enough completions over enough request lifetimes to be valid, and lasted 30s; docs/recording.md)")
 	perLevelDur := fs.Duration("duration-per-level", 0, "send requests for this long per level instead of a count, e.g. 60s")
 	maxLevelDur := fs.Duration("max-level-duration", 10*time.Minute, "cap of a level sized by the default rule (neither --requests-per-level nor --duration-per-level)")
 	repeat := fs.Int("repeat", 1, "record each level N times, all repeats of a level back to back before the next (the server's caches and batch state carry over between consecutive levels in any order; in order keeps --concurrency auto and the progress point by point); analyze pools them and shows the spread")
@@ -55,12 +60,13 @@ func runRecord(ctx context.Context, e env, args []string) int {
 	grace := fs.Duration("grace", 30*time.Second, "on Ctrl-C, wait this long for requests in flight before recording them as cancelled")
 	metricsURL := fs.String("metrics-url", "", "Prometheus metrics to scrape during the run (default: the server's /metrics when it answers; off = none)")
 	scrape := fs.Duration("scrape-interval", time.Second, "metrics scrape interval")
+	gpuMetrics := fs.StringArray("gpu-metrics-url", nil, "GPU exporter metrics to scrape during the run (NVIDIA DCGM exporter, AMD device-metrics exporter), for power and energy per token; repeat once per node")
 	keyEnv := fs.String("api-key-env", "OPENAI_API_KEY", "environment variable holding the API key (sent as a Bearer token)")
 	insecure := fs.Bool("insecure", false, "do not verify the server's TLS certificate")
 	out := fs.StringP("output", "o", "", "trace file to write (- = stdout); parts are sealed in FILE.parts while recording")
 	resume := fs.Bool("resume", false, "continue an interrupted recording of -o FILE from its next level (same plan)")
 	force := fs.Bool("force", false, "replace an existing -o FILE, its metrics sidecar and an interrupted run's FILE.parts")
-	seed := fs.Uint64("seed", 1, "seed of the synthetic prompts and open-loop arrivals")
+	seed := fs.Uint64("seed", 0, "seed of the synthetic prompts, their lengths and open-loop arrivals (default: a fresh one per run, recorded in the trace, so that no two runs send the same prompts; give a run's seed to repeat it on purpose)")
 	notes := fs.String("notes", "", "free text stored with the run")
 	var cf capacityFlags
 	cf.addDeployment(fs) // stored as declared, not measured
@@ -137,6 +143,7 @@ func runRecord(ctx context.Context, e env, args []string) int {
 		Abort:              e.abort,
 		MetricsURL:         *metricsURL,
 		ScrapeInterval:     *scrape,
+		GPUMetricsURLs:     *gpuMetrics,
 		Output:             *out,
 		Stdout:             e.stdout,
 		Resume:             *resume,
@@ -206,7 +213,7 @@ func runRecord(ctx context.Context, e env, args []string) int {
 
 	cfg.checkPlan(e.stderr, opts)
 	info, err := record.Record(ctx, opts)
-	if info.RunID != "" && (err == nil || errors.Is(err, record.ErrInterrupted) || errors.Is(err, record.ErrServerGone)) {
+	if info.RunID != "" && (err == nil || errors.Is(err, record.ErrInterrupted) || errors.Is(err, record.ErrServerGone) || errors.Is(err, record.ErrLevelFailed)) {
 		where := opts.Output
 		if where == "-" {
 			where = "stdout"

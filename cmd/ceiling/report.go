@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/ceiling-llm/ceiling/analyze"
 	"github.com/ceiling-llm/ceiling/internal/atomicfile"
 	"github.com/ceiling-llm/ceiling/report"
 	"github.com/spf13/pflag"
@@ -32,6 +31,7 @@ const reportExample = `Example:
 func runReport(ctx context.Context, e env, args []string) int {
 	fs := pflag.NewFlagSet("report", pflag.ContinueOnError)
 	options := addAnalyzeFlags(fs)
+	predicted := addPredictedFlag(fs)
 	out := fs.StringP("output", "o", "report.html", "write the report to this file (- = stdout)")
 	force := fs.Bool("force", false, "replace an existing Parquet file at -o (an input is never replaced)")
 	title := fs.String("title", "", "page title (default: from the model names)")
@@ -55,7 +55,18 @@ func runReport(ctx context.Context, e env, args []string) int {
 		return exitFailed
 	}
 
-	a, err := analyze.Analyze(ctx, fs.Args(), opt)
+	runs, preds, err := splitPredictions(fs.Args(), *predicted)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "ceiling %s: %v\n", fs.Name(), err)
+		return exitFailed
+	}
+	if len(runs) == 0 {
+		return h.usageError(e, "no measured run given: a planner's predictions are shown beside a measured run")
+	}
+	a, err := analyzeInputs(ctx, runs, opt)
+	if err == nil {
+		attachPredictions(a, opt, preds)
+	}
 	if err != nil {
 		fmt.Fprintf(e.stderr, "ceiling report: %v\n", flagError(err))
 		return exitFailed

@@ -13,11 +13,20 @@ import (
 const whatifHead = `Usage: ceiling whatif RUN [flags] [changes]
 
 Analyzes one recorded run like 'ceiling analyze' (same flags: the model config and the
-GPU of the measured deployment are required) and predicts it under a change: other
-request lengths, max_model_len, KV dtype, GPU count or shape, or another catalog GPU.
-One table, the measured row beside the PREDICTED one. The measured batch limit and
-knee carry over only where the shape and GPU are unchanged; the measured share of the
-roofline at the ceiling scales the predicted throughput.
+GPU of the measured deployment are required) and predicts it under a change (the
+--to-* flags): other request lengths, max_model_len, KV dtype, GPU count or shape, or
+another catalog GPU. It prints the what-if alone (the full analysis only with
+--analysis): the ceiling, measured beside PREDICTED, then every measured level
+predicted at the same concurrency (throughput, per-user speed, TTFT, TPOT), each with
+an interval, and the predicted throughput at each level's measured per-user speed.
+
+The model: each level's measured share of its roofline with prefill (prompt FLOPs and
+KV reads included, so longer prompts never raise a prediction) times the changed
+deployment's roofline at the same concurrency. Intervals span the shares at the level
+and its neighbours, widened by the level's bootstrap interval. A level beyond what the
+changed KV cache holds is marked "beyond model", not given a number. The measured
+batch limit and knee carry over to the ceiling only where shape and GPU are unchanged.
+See docs/predictions.md; docs/validation.md scores the model against public figures.
 
 `
 
@@ -26,6 +35,8 @@ const whatifExample = `Example:
       --to-kv-dtype fp8 --to-prompt-tokens 8000
   ceiling whatif run.parquet --model-config kimi.json --gpu rtx-pro-6000 --gpus 8 --tp 8 \
       --weights-gib 70.8 --to-dp 2 --to-tp 4 --to-ep
+  ceiling whatif run.parquet --model-config samples/models/llama-3.1-8b.json --gpu h100-sxm \
+      --gpus 1 --to-gpu h200 --format json     # per-level predictions with intervals
 `
 
 // runWhatIf implements `ceiling whatif`: one measured run, one predicted change.
@@ -38,6 +49,7 @@ func runWhatIf(ctx context.Context, e env, args []string) int {
 	fs.Float64Var(&ch.OutputTokens, "to-output-tokens", 0, "predict at this mean output length")
 	fs.Int64Var(&ch.MaxModelLen, "to-max-model-len", 0, "predict at this max_model_len")
 	fs.StringVar(&ch.KVDtype, "to-kv-dtype", "", "predict with this KV cache dtype (bf16, fp16, fp8)")
+	fs.StringVar(&ch.WeightDtype, "to-weight-dtype", "", "predict with the weights in this precision (bf16, fp8, fp4, int4)")
 	fs.StringVar(&ch.GPU, "to-gpu", "", "predict on this catalog GPU")
 	fs.IntVar(&ch.GPUs, "to-gpus", 0, "predict with this many GPUs")
 	fs.IntVar(&ch.TP, "to-tp", 0, "predict at this tensor-parallel size")
@@ -45,6 +57,7 @@ func runWhatIf(ctx context.Context, e env, args []string) int {
 	fs.IntVar(&ch.PP, "to-pp", 0, "predict with this many pipeline stages")
 	fs.BoolVar(&ep, "to-ep", false, "predict with expert parallelism")
 	format := fs.String("format", analyze.FormatText, "output format: "+strings.Join(analyze.Formats(), ", "))
+	withAnalysis := fs.Bool("analysis", false, "also print the full analysis of the measured run after the what-if")
 	h := help{name: "whatif", head: whatifHead, example: whatifExample}
 	if code, ok := h.parse(e, fs, args); !ok {
 		return code
@@ -62,24 +75,26 @@ func runWhatIf(ctx context.Context, e env, args []string) int {
 	if opt.ModelConfig == "" || opt.GPU == "" {
 		return h.usageError(e, "--model-config and --gpu (the measured deployment) are required")
 	}
-	a, err := analyze.Analyze(ctx, fs.Args(), opt)
+	a, err := analyzeInputs(ctx, fs.Args(), opt)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "ceiling whatif: %v\n", flagError(err))
 		return exitFailed
 	}
+	var results []*analyze.WhatIfResult
 	for i := range a.Runs {
-		r := &a.Runs[i]
-		rows, err := analyze.WhatIf(r, opt, ch)
+		res, err := analyze.WhatIf(&a.Runs[i], opt, ch)
 		if err != nil {
 			fmt.Fprintf(e.stderr, "ceiling whatif: %v\n", flagError(err))
 			return exitFailed
 		}
-		if r.Decision != nil {
-			r.Decision.WhatIf = rows
-		}
+		results = append(results, res)
+	}
+	var full *analyze.Analysis
+	if *withAnalysis {
+		full = a
 	}
 	var buf bytes.Buffer
-	if err := analyze.Write(&buf, a, *format); err != nil {
+	if err := analyze.WriteWhatIf(&buf, results, full, *format); err != nil {
 		fmt.Fprintf(e.stderr, "ceiling whatif: %v\n", err)
 		return exitFailed
 	}

@@ -1,6 +1,10 @@
 package main
 
 import (
+	"encoding/json"
+	"path/filepath"
+
+	"github.com/ceiling-llm/ceiling/analyze"
 	"strings"
 	"testing"
 )
@@ -14,10 +18,17 @@ func TestWhatIf(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	for _, want := range []string{"PREDICTED", "measured", "--kv-dtype fp8, --prompt-tokens 8000", "basis ("} {
+	for _, want := range []string{"PREDICTED", "measured", "--to-kv-dtype fp8, --to-prompt-tokens 8000", "basis: ", "Every level at the same concurrency", "intervals: "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("whatif output lacks %q:\n%s", want, out)
 		}
+	}
+	// The what-if is printed first and alone; the analysis only with --analysis.
+	if !strings.HasPrefix(out, "What-if of run") || strings.Contains(out, "\nLevels\n") {
+		t.Errorf("whatif does not print its table first and alone:\n%s", out)
+	}
+	if _, full, _ := runCLI("whatif", sample, "--model-config", llama, "--gpu", "h100-sxm", "--to-kv-dtype", "fp8", "--analysis"); !strings.HasPrefix(full, "What-if of run") || !strings.Contains(full, "\nLevels\n") {
+		t.Errorf("whatif --analysis lacks the analysis after the what-if:\n%s", full)
 	}
 	for _, tt := range []struct {
 		args []string
@@ -30,5 +41,56 @@ func TestWhatIf(t *testing.T) {
 		if code, _, errs := runCLI(tt.args...); code != exitUsage || !strings.Contains(errs, tt.want) {
 			t.Errorf("%v: exit %d, want usage error with %q: %s", tt.args, code, tt.want, errs)
 		}
+	}
+}
+
+// whatif --format json has every measured level predicted under the change with
+// its interval, on the real H100 sweep; longer prompts never raise a prediction,
+// and levels beyond what the changed KV cache holds are marked, not numbers.
+func TestWhatIfJSONLevels(t *testing.T) {
+	needPeers(t)
+	files, err := filepath.Glob(filepath.Join(peerDir, "aurotripathy-*h100*.json"))
+	if err != nil || len(files) != 9 {
+		t.Fatalf("want the 9 H100 files, got %d (%v)", len(files), err)
+	}
+	run := filepath.Join(t.TempDir(), "h100.parquet")
+	ceiling(t, append(append([]string{"import"}, files...), "-o", run)...)
+	out := ceiling(t, "whatif", run, "--model-config", "../../samples/models/llama-3.1-8b.json", "--gpu", "h100-sxm", "--gpus", "1",
+		"--to-prompt-tokens", "8000", "--format", "json")
+	var doc analyze.WhatIfDoc
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if doc.Schema != analyze.WhatIfSchema || len(doc.WhatIf) != 1 || doc.Analysis != nil {
+		t.Fatalf("doc %+v", doc)
+	}
+	res := doc.WhatIf[0]
+	if !res.Predicted || res.Change != "--to-prompt-tokens 8000" || res.IntervalMethod == "" || len(res.Levels) != 9 {
+		t.Fatalf("result %+v", res)
+	}
+	predicted := 0
+	for _, l := range res.Levels {
+		if l.Beyond != "" {
+			if l.OutputTokS != nil {
+				t.Errorf("c=%g marked %q but has a number", l.Concurrency, l.Beyond)
+			}
+			continue
+		}
+		predicted++
+		o := l.OutputTokS
+		if o == nil || l.PerUserTokS == nil || l.TTFT == nil || l.TPOT == nil {
+			t.Fatalf("c=%g: missing figures %+v", l.Concurrency, l)
+		}
+		if !(o.Low <= o.Value && o.Value <= o.High) {
+			t.Errorf("c=%g: interval %+v does not hold its value", l.Concurrency, o)
+		}
+		// 8000-token prompts against 938 measured: more prefill and KV per token.
+		if o.High >= l.Measured.OutputTokS || l.TTFT.Value <= *l.Measured.TTFT {
+			t.Errorf("c=%g: predicted %+v tok/s, TTFT %+v against measured %g tok/s, TTFT %g: longer prompts raised a figure",
+				l.Concurrency, o, l.TTFT, l.Measured.OutputTokS, *l.Measured.TTFT)
+		}
+	}
+	if predicted != 6 {
+		t.Errorf("%d levels predicted; want the 6 valid ones", predicted)
 	}
 }

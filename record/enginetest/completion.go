@@ -270,7 +270,18 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, ep endp
 	if len(bytes.TrimSpace(q.Stop)) > 0 && !bytes.Equal(bytes.TrimSpace(q.Stop), []byte("null")) {
 		g.finish = "stop"
 	}
+	if s.sim != nil {
+		if st := g.simRefuse(w); st != 0 {
+			status = st
+			return
+		}
+	}
 	status = http.StatusOK
+	defer func() {
+		if g.status != 0 {
+			status = g.status
+		}
+	}()
 	if q.Stream && fault != FaultNotStreamed {
 		g.usage = g.usage && q.StreamOptions != nil && q.StreamOptions.IncludeUsage
 		g.continuous = g.usage && q.StreamOptions.ContinuousUsageStats

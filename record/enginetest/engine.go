@@ -76,6 +76,28 @@ type Config struct {
 	RedirectURL string
 	// RecordChunkTimes keeps each token chunk's send time in the log (costly).
 	RecordChunkTimes bool
+
+	// Scheduler picks how requests share the KV cache (profile.go): "" reserves
+	// prompt+max_tokens at admission (never full, never preempting); "vllm",
+	// "sglang", "llamacpp-unified" and "llamacpp-slots" run a step-by-step engine
+	// that fills its cache of KVTokens and then preempts, retracts or fails as that
+	// engine does. Kind defaults to the engine imitated. With a step scheduler,
+	// Slots is max_num_seqs (vLLM, default 256), max_running_requests (SGLang) or
+	// the slot count (llama.cpp, default 1), and TTFT and TokenGap are unused.
+	Scheduler string
+	// StepTime and TokenTime make a step scheduler's step last StepTime plus
+	// TokenTime per token it computes (defaults 2ms, 10µs and 1µs of WaitingTime
+	// when all three are 0).
+	StepTime, TokenTime time.Duration
+	// WaitingTime is added to a step for each request waiting in the engine: the
+	// cost of a long queue (profile.go). 0 = none.
+	WaitingTime time.Duration
+	// MaxBatchedTokens bounds the tokens a step computes: vLLM's
+	// max_num_batched_tokens and SGLang's chunked_prefill_size (default 8192),
+	// llama.cpp's n_batch (default 2048).
+	MaxBatchedTokens int
+	// Watermark is the share of vLLM's blocks kept free when admitting (default 0.01).
+	Watermark float64
 }
 
 // Fault is a misbehaviour injected into one request.
@@ -150,7 +172,9 @@ type RequestLog struct {
 	// usage when asked, and [DONE] unless the fault omits it).
 	Completed bool
 	// Aborted says why the stream stopped early: "client" (client went away),
-	// "server" (Close or Kill), or "fault" (a mid-stream fault ended it).
+	// "server" (Close or Kill), "fault" (a mid-stream fault ended it), or "kv" (a
+	// step scheduler's KV cache was exhausted: llama.cpp's "Context size has been
+	// exceeded.").
 	Aborted string
 }
 
@@ -163,6 +187,7 @@ type Server struct {
 	ln        net.Listener
 	srv       *http.Server
 	sched     scheduler
+	sim       *simLoop // the step scheduler, nil with Scheduler ""
 
 	base       context.Context // parent of every request context
 	cancelBase context.CancelFunc
@@ -220,6 +245,9 @@ func Start(cfg Config) (*Server, error) {
 	default:
 		return nil, fmt.Errorf("config Kind %q: want \"vllm\", \"llamacpp\", \"sglang\" or \"\"", cfg.Kind)
 	}
+	if err := checkScheduler(&cfg); err != nil {
+		return nil, err
+	}
 	if cfg.TTFT < 0 || cfg.TokenGap < 0 || cfg.Slots < 0 || cfg.KVTokens < 0 || cfg.MaxModelLen < 0 || cfg.ReasoningTokens < 0 {
 		return nil, errors.New("config has a negative duration, count or budget")
 	}
@@ -240,6 +268,10 @@ func Start(cfg Config) (*Server, error) {
 		conns:     make(map[net.Conn]struct{}),
 	}
 	s.base, s.cancelBase = context.WithCancel(context.Background())
+	if cfg.Scheduler != SchedulerReserve {
+		s.sim = newSimLoop(&s.cfg)
+		go s.sim.run(s.base)
+	}
 	s.srv = &http.Server{
 		Handler:     s.routes(),
 		BaseContext: func(net.Listener) context.Context { return s.base },
@@ -260,10 +292,30 @@ func (s *Server) URL() string { return s.url }
 func (s *Server) Config() Config { return s.cfg }
 
 // Running and Waiting return the number of requests holding a slot and queued.
-func (s *Server) Running() int { r, _, _ := s.sched.state(); return r }
+func (s *Server) Running() int { r, _, _ := s.load(); return r }
 
 // Waiting returns the number of requests queued for a slot or KV budget.
-func (s *Server) Waiting() int { _, w, _ := s.sched.state(); return w }
+func (s *Server) Waiting() int { _, w, _ := s.load(); return w }
+
+// load returns the running and waiting counts and the KV usage (0..1) the engine
+// reports.
+func (s *Server) load() (running, waiting int, kvUsage float64) {
+	if s.sim != nil {
+		st := s.sim.state()
+		return st.running, st.waiting, st.usage
+	}
+	r, w, _ := s.sched.state()
+	return r, w, float64(s.kvHeld.Load()) / float64(s.kvCapacity())
+}
+
+// Preemptions returns how many times a step scheduler preempted (vLLM) or
+// retracted (SGLang) a request so far.
+func (s *Server) Preemptions() int64 {
+	if s.sim == nil {
+		return 0
+	}
+	return s.sim.state().preemptionsTotal
+}
 
 // Log returns a copy of the request log, one entry per completion request, in
 // arrival order. Entries of requests still in flight show their progress so far.

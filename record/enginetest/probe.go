@@ -58,8 +58,11 @@ func promLabel(v string) string {
 
 // serveMetrics writes Prometheus text in the names of the imitated server.
 func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
-	running, waiting, _ := s.sched.state()
-	kvFrac := float64(s.kvHeld.Load()) / float64(s.kvCapacity())
+	running, waiting, kvFrac := s.load()
+	var st simState
+	if s.sim != nil {
+		st = s.sim.state()
+	}
 	prompt := s.promptTokensTotal.Load()
 	gen := s.generationTokensTotal.Load()
 	ok := s.requestsOK.Load()
@@ -78,6 +81,9 @@ func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 		metric("vllm:num_requests_running", "gauge", "Number of requests in model execution batches.", l, float64(running))
 		metric("vllm:num_requests_waiting", "gauge", "Number of requests waiting to be processed.", l, float64(waiting))
 		metric("vllm:kv_cache_usage_perc", "gauge", "KV-cache usage. 1 means 100 percent usage.", l, kvFrac)
+		if s.sim != nil {
+			metric("vllm:num_preemptions_total", "counter", "Cumulative number of preemption from the engine.", l, float64(st.preemptionsTotal))
+		}
 		metric("vllm:prompt_tokens_total", "counter", "Number of prefill tokens processed.", l, float64(prompt))
 		metric("vllm:generation_tokens_total", "counter", "Number of generation tokens processed.", l, float64(gen))
 		metric("vllm:request_success_total", "counter", "Count of successfully processed requests.",
@@ -92,12 +98,22 @@ func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 		metric("llamacpp:tokens_predicted_total", "counter", "Number of generation tokens processed.", "", float64(gen))
 		metric("llamacpp:requests_processing", "gauge", "Number of requests processing.", "", float64(running))
 		metric("llamacpp:requests_deferred", "gauge", "Number of requests deferred.", "", float64(waiting))
-		metric("llamacpp:kv_cache_usage_ratio", "gauge", "KV-cache usage. 1 means 100 percent usage.", "", kvFrac)
+		if s.sim != nil {
+			// A current llama-server: its /metrics has no KV usage (the
+			// kv_cache_* gauges were removed), but counts llama_decode calls.
+			metric("llamacpp:n_decode_total", "counter", "Total number of llama_decode() calls, excluding speculative decoding and multimodal decoding", "", float64(st.steps))
+		} else {
+			metric("llamacpp:kv_cache_usage_ratio", "gauge", "KV-cache usage. 1 means 100 percent usage.", "", kvFrac)
+		}
 	case "sglang":
 		l := `model_name="` + model + `"`
 		metric("sglang:num_running_reqs", "gauge", "The number of running requests.", l, float64(running))
 		metric("sglang:num_queue_reqs", "gauge", "The number of requests in the waiting queue.", l, float64(waiting))
 		metric("sglang:token_usage", "gauge", "The token usage.", l, kvFrac)
+		if s.sim != nil {
+			metric("sglang:num_used_tokens", "gauge", "The number of used tokens", l, float64(st.usedTokens))
+			metric("sglang:num_retracted_reqs", "gauge", "The number of retracted requests.", l, float64(st.retractedRecent))
+		}
 		metric("sglang:prompt_tokens_total", "counter", "Number of prefill tokens processed.", l, float64(prompt))
 		metric("sglang:generation_tokens_total", "counter", "Number of generation tokens processed.", l, float64(gen))
 	default:
@@ -111,11 +127,19 @@ func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 // llamaSlots is the slot count llama.cpp reports (it always has at least one).
 func (s *Server) llamaSlots() int { return max(s.cfg.Slots, 1) }
 
+// llamaSlotContext is the n_ctx of a slot as /props and /slots report it.
+func (s *Server) llamaSlotContext() int {
+	if s.sim != nil {
+		return s.cfg.slotContext()
+	}
+	return s.maxModelLen()
+}
+
 func (s *Server) serveLlamaProps(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, map[string]any{
 		"default_generation_settings": map[string]any{
 			"id":     0,
-			"n_ctx":  s.maxModelLen(),
+			"n_ctx":  s.llamaSlotContext(),
 			"params": map[string]any{"n_predict": -1},
 		},
 		"total_slots": s.llamaSlots(),
@@ -125,10 +149,10 @@ func (s *Server) serveLlamaProps(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) serveLlamaSlots(w http.ResponseWriter, r *http.Request) {
-	running, _, _ := s.sched.state()
+	running, _, _ := s.load()
 	slots := make([]map[string]any, s.llamaSlots())
 	for i := range slots {
-		slots[i] = map[string]any{"id": i, "n_ctx": s.maxModelLen(), "is_processing": i < running}
+		slots[i] = map[string]any{"id": i, "n_ctx": s.llamaSlotContext(), "is_processing": i < running}
 	}
 	writeJSON(w, slots)
 }

@@ -125,7 +125,10 @@ func TestModelsOwner(t *testing.T) {
 }
 
 func TestStartRejectsBadConfig(t *testing.T) {
-	for _, cfg := range []Config{{Kind: "tgi"}, {ReasoningField: "thinking"}, {Slots: -1}, {TTFT: -1}} {
+	for _, cfg := range []Config{{Kind: "tgi"}, {ReasoningField: "thinking"}, {Slots: -1}, {TTFT: -1},
+		{Scheduler: "tgi", KVTokens: 100}, {Scheduler: SchedulerVLLM}, {Scheduler: SchedulerVLLM, Kind: "sglang", KVTokens: 100},
+		{Scheduler: SchedulerVLLM, KVTokens: 100, MaxModelLen: 200}, {Scheduler: SchedulerSGLang, KVTokens: 100, Watermark: 1},
+		{Scheduler: SchedulerLlamaSlots, KVTokens: 7, Slots: 4}} {
 		if s, err := Start(cfg); err == nil {
 			s.Close()
 			t.Errorf("Start(%+v) accepted a bad config", cfg)

@@ -43,6 +43,13 @@ type generation struct {
 	chunks        int
 	first, last   time.Time
 	chunkTimes    []time.Time
+
+	// With a step scheduler: the request inside it, and tokens handed out but not
+	// yet written.
+	sr      *simReq
+	simHave int
+	// status overrides the HTTP status logged (a step scheduler's failure).
+	status int
 }
 
 // encoder builds the SSE event bytes of one stream. Every event of a stream shares
@@ -283,6 +290,29 @@ func (g *generation) stream(ctx context.Context, w http.ResponseWriter) {
 		g.gzipStream(w)
 		return
 	}
+	ttft, gap := s.cfg.TTFT, s.cfg.TokenGap
+	if s.sim != nil {
+		ttft, gap = 0, 0
+		g.simStart()
+		defer s.sim.cancel(g.sr)
+		if s.cfg.Kind == "llamacpp" {
+			// llama.cpp answers with its first result: a failure before the first
+			// token is a plain HTTP error, not a stream.
+			failed, ok := g.simReady(ctx, 1)
+			if failed {
+				h.Set("Content-Type", "application/json")
+				h.Del("Cache-Control")
+				g.status = http.StatusInternalServerError
+				writeError(w, g.status, "server_error", g.sr.failMsg)
+				g.done(false, "kv")
+				return
+			}
+			if !ok {
+				g.done(false, s.abortReason())
+				return
+			}
+		}
+	}
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
 	if g.fault == FaultCRLF {
@@ -295,18 +325,20 @@ func (g *generation) stream(ctx context.Context, w http.ResponseWriter) {
 		return
 	}
 
-	release, ok := g.acquire(ctx)
-	if !ok {
-		g.done(false, s.abortReason())
-		return
+	if s.sim == nil {
+		release, ok := g.acquire(ctx)
+		if !ok {
+			g.done(false, s.abortReason())
+			return
+		}
+		defer release()
 	}
-	defer release()
 
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	start := time.Now()
-	t0 := start.Add(s.cfg.TTFT)
-	if !sleepCtx(ctx, timer, s.cfg.TTFT) {
+	t0 := start.Add(ttft)
+	if !sleepCtx(ctx, timer, ttft) {
 		g.done(false, s.abortReason())
 		return
 	}
@@ -323,7 +355,6 @@ func (g *generation) stream(ctx context.Context, w http.ResponseWriter) {
 		g.chunkTimes = make([]time.Time, 0, p.n)
 	}
 	mid := max(p.n/2, 1)
-	gap := s.cfg.TokenGap
 	var pending []byte // events to send with the next token chunk
 	if g.ep == endpointChat {
 		pending = enc.role(g.runningUsage(0))
@@ -358,6 +389,21 @@ func (g *generation) stream(ctx context.Context, w http.ResponseWriter) {
 		if i == p.n {
 			break
 		}
+		n, reasoning := p.size(i)
+		if s.sim != nil {
+			failed, ok := g.simReady(ctx, n)
+			if failed {
+				_, _ = w.Write(append(pending, g.simFailEvent(eol)...))
+				_ = rc.Flush()
+				g.done(false, "kv")
+				return
+			}
+			if !ok {
+				g.done(false, s.abortReason())
+				return
+			}
+			g.simHave -= n
+		}
 		if gap > 0 && i > 0 {
 			if !sleepCtx(ctx, timer, time.Until(t0.Add(time.Duration(i)*gap))) {
 				g.done(false, s.abortReason())
@@ -367,7 +413,6 @@ func (g *generation) stream(ctx context.Context, w http.ResponseWriter) {
 			g.done(false, s.abortReason())
 			return
 		}
-		n, reasoning := p.size(i)
 		var buf []byte
 		if g.continuous {
 			buf = enc.tokens(n, reasoning, g.runningUsage(g.sentTokens+n))
@@ -428,19 +473,36 @@ func (g *generation) stream(ctx context.Context, w http.ResponseWriter) {
 // plain serves a non-streaming request: the same timing, then one JSON body.
 func (g *generation) plain(ctx context.Context, w http.ResponseWriter) {
 	s := g.s
-	release, ok := g.acquire(ctx)
-	if !ok {
-		g.done(false, s.abortReason())
-		return
-	}
-	defer release()
 	p := g.plan()
+	var d time.Duration
+	if s.sim != nil {
+		g.simStart()
+		defer s.sim.cancel(g.sr)
+		failed, ok := g.simReady(ctx, g.output)
+		if failed {
+			g.status = http.StatusInternalServerError
+			writeError(w, g.status, "server_error", g.sr.failMsg)
+			g.done(false, "kv")
+			return
+		}
+		if !ok {
+			g.done(false, s.abortReason())
+			return
+		}
+	} else {
+		release, ok := g.acquire(ctx)
+		if !ok {
+			g.done(false, s.abortReason())
+			return
+		}
+		defer release()
+		d = s.cfg.TTFT
+		if p.n > 1 {
+			d += time.Duration(p.n-1) * s.cfg.TokenGap
+		}
+	}
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
-	d := s.cfg.TTFT
-	if p.n > 1 {
-		d += time.Duration(p.n-1) * s.cfg.TokenGap
-	}
 	if !sleepCtx(ctx, timer, d) {
 		g.done(false, s.abortReason())
 		return

@@ -25,11 +25,12 @@ func (w *Workload) Conversation(id int64) *Conversation {
 	return &Conversation{w: w, id: id}
 }
 
-// Next is the prompt of the next turn, request id, and its max_tokens. Its
+// Next is the prompt of the next turn, request id (draw: its index in the level,
+// which the lengths are drawn from, as in Workload.Prompt), and its max_tokens. Its
 // TargetTokens is the history's length plus the new message's.
-func (c *Conversation) Next(id int64) (client.Prompt, int) {
+func (c *Conversation) Next(id, draw int64) (client.Prompt, int) {
 	c.turn++
-	target := c.w.prompt.Draw(lengthRNG(c.w.seed, id, 1))
+	target := c.w.prompt.Draw(lengthRNG(c.w.seed, draw, 1))
 	var text string
 	if c.turn == 1 {
 		text = c.w.Sized(id, target).Text // the shared prefix, if any, leads the first turn
@@ -39,7 +40,7 @@ func (c *Conversation) Next(id int64) (client.Prompt, int) {
 	m, _ := json.Marshal(map[string]string{"role": "user", "content": text})
 	c.history = append(c.history, m)
 	p := client.Prompt{Messages: append([]json.RawMessage(nil), c.history...), TargetTokens: c.prior + target, KeepText: true}
-	return p, c.w.output.Draw(lengthRNG(c.w.seed, id, 2))
+	return p, c.w.output.Draw(lengthRNG(c.w.seed, draw, 2))
 }
 
 // Answer appends the server's answer to turn Turn(); promptTokens and outputTokens

@@ -88,7 +88,7 @@ func TestNewDatasetLengthsFilterAndCap(t *testing.T) {
 	type got struct{ target, max int }
 	var gs []got
 	for id := range int64(4) {
-		p, mt := w.Prompt(id)
+		p, mt := w.Prompt(id, id)
 		gs = append(gs, got{p.TargetTokens, mt})
 	}
 	want := []got{{4, 6}, {3, 3}, {4, 6}, {3, 3}}
@@ -104,7 +104,7 @@ func TestNewDatasetLengthsFilterAndCap(t *testing.T) {
 		t.Fatal(err)
 	}
 	for id := range int64(8) {
-		if _, mt := w.Prompt(id); mt < 10 || mt > 20 {
+		if _, mt := w.Prompt(id, id); mt < 10 || mt > 20 {
 			t.Errorf("request %d: max_tokens %d outside uniform:10-20", id, mt)
 		}
 	}
@@ -128,9 +128,9 @@ func TestConversationHistory(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := w.Conversation(100)
-	p1, _ := c.Next(100)
+	p1, _ := c.Next(100, 0)
 	c.Answer("the answer one", p1.TargetTokens, 30, 20, 3)
-	p2, _ := c.Next(101)
+	p2, _ := c.Next(101, 1)
 	if len(p1.Messages) != 1 || len(p2.Messages) != 3 || c.Turn() != 2 || c.ID() != 100 {
 		t.Fatalf("turn 1 has %d messages, turn 2 %d (turn %d)", len(p1.Messages), len(p2.Messages), c.Turn())
 	}
@@ -160,7 +160,7 @@ func TestSharedPrefixMix(t *testing.T) {
 	count := map[int]int{}
 	const n = 3000
 	for id := range int64(n) {
-		p, _ := w.Prompt(id)
+		p, _ := w.Prompt(id, id)
 		k := -1
 		for i, pre := range w.prefixes {
 			if strings.HasPrefix(p.Text, pre) {

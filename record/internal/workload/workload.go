@@ -57,8 +57,12 @@ type Config struct {
 	Mix          []float64
 }
 
-// Prompt returns request id's prompt and max_tokens.
-func (w *Workload) Prompt(id int64) (client.Prompt, int) {
+// Prompt returns request id's prompt and max_tokens. draw is the request's index
+// in its level: the lengths (and the shared prefix picked) are drawn from it, not
+// from id, so that every level sends the same lengths in the same order (common
+// random numbers: the levels differ in concurrency, not in workload), while the
+// text, led by id, stays unique across the whole run.
+func (w *Workload) Prompt(id, draw int64) (client.Prompt, int) {
 	if len(w.dataset) > 0 {
 		p := w.dataset[id%int64(len(w.dataset))]
 		mt := w.maxTokens
@@ -66,12 +70,13 @@ func (w *Workload) Prompt(id int64) (client.Prompt, int) {
 			mt = p.MaxTokens
 		}
 		if w.output.Kind != "dataset" && w.output.Kind != "" {
-			mt = w.output.Draw(lengthRNG(w.seed, id, 2))
+			mt = w.output.Draw(lengthRNG(w.seed, draw, 2))
 		}
 		return p, mt
 	}
-	target := w.prompt.Draw(lengthRNG(w.seed, id, 1))
-	return w.Sized(id, target), w.output.Draw(lengthRNG(w.seed, id, 2))
+	target := w.prompt.Draw(lengthRNG(w.seed, draw, 1))
+	prefix := w.pickPrefix(draw)
+	return client.Prompt{Text: prefix + w.synthetic(id, w.words(target)), TargetTokens: target}, w.output.Draw(lengthRNG(w.seed, draw, 2))
 }
 
 // Sized is request id's synthetic prompt of target tokens (a replayed trace's
@@ -231,4 +236,11 @@ func NewSynthetic(ctx context.Context, cfg Config, measure MeasureFunc, how stri
 	}
 	w.Calibrated = fmt.Sprintf("%s: %.3f tokens per word, %.0f tokens overhead", how, w.b, w.a)
 	return w, nil
+}
+
+// Lengths is request draw's prompt length and max_tokens as a synthetic workload of
+// this config draws them (Workload.Prompt's draws), without building its text: what
+// a pre-flight check compares with the server's context.
+func (c Config) Lengths(draw int64) (prompt, output int) {
+	return c.Prompt.Draw(lengthRNG(c.Seed, draw, 1)), c.Output.Draw(lengthRNG(c.Seed, draw, 2))
 }

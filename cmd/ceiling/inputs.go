@@ -1,0 +1,64 @@
+package main
+
+import (
+	"context"
+	"errors"
+
+	"github.com/ceiling-llm/ceiling/analyze"
+	"github.com/ceiling-llm/ceiling/importer"
+	"github.com/ceiling-llm/ceiling/trace"
+)
+
+// analyzeInputs analyzes what analyze, report and whatif are given: ceiling traces
+// are read as they are; other tools' result files are imported in memory first,
+// one run per sweep (files of one tool make one run only when model, server and
+// workload agree; otherwise they are separate runs, side by side). Every imported
+// run, converted now or earlier by `ceiling import`, is compared with the tool's
+// own summary numbers.
+func analyzeInputs(ctx context.Context, names []string, opt analyze.Options) (*analyze.Analysis, error) {
+	if len(names) == 0 {
+		return nil, errors.New("analyze: no trace given")
+	}
+	inputs, err := importer.Inputs(names)
+	if err != nil {
+		return nil, err
+	}
+	a := &analyze.Analysis{Schema: analyze.Schema, Runs: []analyze.Run{}}
+	for _, in := range inputs {
+		if in.Tool == "" {
+			runs, err := analyzeTrace(ctx, in.Files[0], opt)
+			if err != nil {
+				return nil, err
+			}
+			a.Runs = append(a.Runs, runs...)
+			continue
+		}
+		imported, err := importer.ImportRuns(ctx, in.Files, importer.Options{From: in.Tool})
+		if err != nil {
+			return nil, err
+		}
+		for _, run := range imported {
+			runs, err := importer.Analyze(ctx, run, importer.WriteOptions{Version: version}, opt)
+			if err != nil {
+				return nil, err
+			}
+			a.Runs = append(a.Runs, runs...)
+		}
+	}
+	return a, nil
+}
+
+// analyzeTrace analyzes the trace file or RUN.parts directory name; an imported
+// trace is compared with its tool's own summary.
+func analyzeTrace(ctx context.Context, name string, opt analyze.Options) ([]analyze.Run, error) {
+	src, err := trace.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	a, err := analyze.AnalyzeSources(ctx, []*trace.Source{src}, opt)
+	if err != nil {
+		return nil, err
+	}
+	importer.CompareAnalysis(a.Runs, src.Info)
+	return a.Runs, nil
+}

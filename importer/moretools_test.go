@@ -1,0 +1,123 @@
+package importer_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ceiling-llm/ceiling/analyze"
+	"github.com/ceiling-llm/ceiling/importer"
+)
+
+// TestMoreTools imports the files kept under testdata/ for llmperf, genai-bench and
+// inference-perf (see testdata/README.md for where each comes from): each imports
+// into the expected levels, or is refused with the expected reason, and where it
+// imports ceiling's analysis must reproduce every one of the tool's own numbers
+// except those with a documented definition difference (mayDiffer).
+func TestMoreTools(t *testing.T) {
+	td := "testdata"
+	llm := filepath.Join(td, "llmperf", "vllm-yi-34b-c1")
+	individual := filepath.Join(llm, "01-ai-Yi-1-5-34B-Chat_550_150_individual_responses.json")
+	genai := filepath.Join(td, "genai-bench", "regression_main_branch")
+	ip := filepath.Join(td, "inference-perf", "schema-built")
+	cases := []struct {
+		name      string
+		files     []string
+		tool      string
+		levels    int
+		reqs      int
+		errs      int
+		conc      []int     // per level; nil = not checked
+		rates     []float64 // per level; nil = not checked
+		refused   string
+		summary   bool // the refusal wraps ErrSummaryOnly
+		mayDiffer []string
+		minChecks int
+	}{
+		{name: "llmperf individual responses (real, vLLM, c=1)", files: []string{individual},
+			tool: "llmperf", levels: 1, reqs: 80, conc: []int{1}, minChecks: 12},
+		{name: "llmperf both files given", files: []string{individual, filepath.Join(llm, "01-ai-Yi-1-5-34B-Chat_550_150_summary.json")},
+			tool: "llmperf", levels: 1, reqs: 80, minChecks: 12},
+		{name: "llmperf summary alone (real)", files: []string{filepath.Join(llm, "01-ai-Yi-1-5-34B-Chat_550_150_summary.json")},
+			refused: "individual_responses.json", summary: true},
+		{name: "genai-bench experiment folder (real)", files: []string{genai},
+			tool: "genai-bench", levels: 1, reqs: 10, conc: []int{1}, minChecks: 18},
+		{name: "genai-bench scenario file (real)", files: []string{filepath.Join(genai, "D100_100_text-to-text_num_concurrency_1_time_120s.json")},
+			tool: "genai-bench", levels: 1, reqs: 10, minChecks: 18},
+		{name: "genai-bench metadata alone (real)", files: []string{filepath.Join(genai, "experiment_metadata.json")},
+			refused: "scenario files", summary: true},
+		{name: "inference-perf results directory (built from the schema)", files: []string{ip},
+			tool: "inference-perf", levels: 2, reqs: 14, errs: 1, rates: []float64{2, 4},
+			mayDiffer: []string{"tpot", "itl", "output_tok_s", "request_s"}, minChecks: 30},
+		{name: "inference-perf per-request file", files: []string{filepath.Join(ip, "per_request_lifecycle_metrics.json")},
+			tool: "inference-perf", levels: 2, reqs: 14, errs: 1,
+			mayDiffer: []string{"tpot", "itl", "output_tok_s", "request_s"}, minChecks: 30},
+		{name: "inference-perf stage summary alone (real, kubecon demo)", files: []string{filepath.Join(td, "inference-perf", "kubecon-llama31-8b-summary-only", "stage_3_lifecycle_metrics.json")},
+			refused: "report.request_lifecycle.per_request: true", summary: true},
+		{name: "inference-perf directory without per-request records (real)", files: []string{filepath.Join(td, "inference-perf", "kubecon-llama31-8b-summary-only")},
+			refused: "report.request_lifecycle.per_request: true", summary: true},
+	}
+	ctx := context.Background()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			run, err := importer.Import(ctx, c.files, importer.Options{})
+			if c.refused != "" {
+				if err == nil {
+					t.Fatalf("imported %d levels, want a refusal (%s)", len(run.Levels), c.refused)
+				}
+				if !strings.Contains(err.Error(), c.refused) {
+					t.Fatalf("refused with %q, want it to say %q", err, c.refused)
+				}
+				if errors.Is(err, importer.ErrSummaryOnly) != c.summary {
+					t.Errorf("refusal %q: wraps ErrSummaryOnly = %v, want %v", err, !c.summary, c.summary)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if run.Tool != c.tool || len(run.Levels) != c.levels {
+				t.Fatalf("got %s with %d levels, want %s with %d", run.Tool, len(run.Levels), c.tool, c.levels)
+			}
+			n, errs := 0, 0
+			for i, l := range run.Levels {
+				n += len(l.Requests)
+				for _, r := range l.Requests {
+					if r.Err != "" {
+						errs++
+					}
+				}
+				if c.conc != nil && l.Concurrency != c.conc[i] {
+					t.Errorf("level %d at concurrency %d, want %d", i, l.Concurrency, c.conc[i])
+				}
+				if c.rates != nil && l.Rate != c.rates[i] {
+					t.Errorf("level %d at rate %g, want %g (open loop)", i, l.Rate, c.rates[i])
+				}
+			}
+			if n != c.reqs || errs != c.errs {
+				t.Errorf("%d requests (%d failed), want %d (%d failed)", n, errs, c.reqs, c.errs)
+			}
+			runs, err := importer.Analyze(ctx, run, importer.WriteOptions{}, analyze.Options{TimelineLevel: -1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := runs[0]
+			if len(r.Levels) != c.levels {
+				t.Fatalf("analysis has %d levels, want %d", len(r.Levels), c.levels)
+			}
+			if r.SourceComparison == nil || r.SourceComparison.Checked < c.minChecks {
+				t.Fatalf("comparison %+v: want at least %d numbers checked", r.SourceComparison, c.minChecks)
+			}
+			for _, d := range r.SourceComparison.Differences {
+				if !allowed(c.mayDiffer, d.Ref) {
+					t.Errorf("%s", d)
+				} else if d.Note == "" {
+					t.Errorf("%s: an allowed difference without the definition that explains it", d)
+				}
+			}
+			t.Logf("%d of the tool's numbers compared, %d differ", r.SourceComparison.Checked, len(r.SourceComparison.Differences))
+		})
+	}
+}

@@ -1,0 +1,277 @@
+package trace
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+	"github.com/apache/arrow/go/v17/parquet"
+	"github.com/apache/arrow/go/v17/parquet/file"
+	"github.com/apache/arrow/go/v17/parquet/pqarrow"
+)
+
+// Reading: traces are read with Arrow record batches of batchRows rows, one batch
+// at a time, so memory is bounded by the batch size (and one column chunk's read
+// buffer), never by the file size. A File is one Parquet file of a trace, on disk
+// or as an image in memory (an imported run that was never written out).
+
+// maxSchemaVersion is the newest trace schema version this package reads.
+const maxSchemaVersion = 2
+
+// batchRows is the number of rows per Arrow record batch. 16k rows of 100 chunk gaps
+// are about 6.4 MB of gap values.
+const batchRows = 16 << 10
+
+// readBufferBytes is the buffered-stream size for column chunks, so that a large
+// column chunk is not read into memory whole.
+const readBufferBytes = 1 << 20
+
+// File is one Parquet file of a trace (a whole trace, a part, or a metrics file):
+// the path of a file on disk, or an image in memory with the name errors give it.
+type File struct {
+	Name  string
+	image []byte // nil: read Name from disk
+}
+
+// Column is one column a reader asks for and the Arrow type it must have.
+type Column struct {
+	Name string
+	Type arrow.Type
+	List bool // a list whose elements have Type
+}
+
+// BatchFunc receives one record batch; cols maps column name to its index in rec.
+// The batch (and every string in it) is valid only during the call.
+type BatchFunc func(rec arrow.Record, cols map[string]int) error
+
+// open opens the file for reading with a bounded read buffer.
+func (f File) open() (*file.Reader, error) {
+	props := parquet.NewReaderProperties(memory.DefaultAllocator)
+	props.BufferedStreamEnabled = true
+	props.BufferSize = readBufferBytes
+	var rdr *file.Reader
+	var err error
+	if f.image != nil {
+		rdr, err = file.NewParquetReader(bytes.NewReader(f.image), file.WithReadProps(props))
+	} else {
+		rdr, err = file.OpenParquetFile(f.Name, false, file.WithReadProps(props))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: not a readable Parquet file (truncated or corrupt?): %w", f.Name, err)
+	}
+	return rdr, nil
+}
+
+// readMetaKind checks that the file is a ceiling trace (or part) of a schema
+// version this package reads and returns its MetaRun JSON (nil when absent) and,
+// for a part, its kind (MetaPart).
+func (f File) readMetaKind() (json.RawMessage, string, error) {
+	rdr, err := f.open()
+	if err != nil {
+		return nil, "", err
+	}
+	defer rdr.Close()
+	raw, err := checkMeta(f.Name, rdr)
+	if err != nil {
+		return nil, "", err
+	}
+	var part struct {
+		Kind string `json:"kind"`
+	}
+	if v := rdr.MetaData().KeyValueMetadata().FindValue(MetaPart); v != nil {
+		_ = json.Unmarshal([]byte(*v), &part) // a part without a readable kind is read as rows
+	}
+	return raw, part.Kind, nil
+}
+
+func checkMeta(name string, rdr *file.Reader) (json.RawMessage, error) {
+	kv := rdr.MetaData().KeyValueMetadata()
+	v := kv.FindValue(MetaSchemaVersion)
+	if v == nil {
+		return nil, fmt.Errorf("reading %s: not a ceiling trace (no %s in the file metadata)", name, MetaSchemaVersion)
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(*v))
+	if err != nil || n < 1 {
+		return nil, fmt.Errorf("reading %s: invalid %s %q", name, MetaSchemaVersion, *v)
+	}
+	if n > maxSchemaVersion {
+		return nil, fmt.Errorf("reading %s: trace schema version %d is newer than this ceiling reads (%d); upgrade ceiling", name, n, maxSchemaVersion)
+	}
+	if r := kv.FindValue(MetaRun); r != nil && *r != "" {
+		if !json.Valid([]byte(*r)) {
+			return nil, fmt.Errorf("reading %s: %s metadata is not valid JSON", name, MetaRun)
+		}
+		return json.RawMessage(*r), nil
+	}
+	return nil, nil
+}
+
+// Scan streams the given columns of the trace file in record batches.
+func (f File) Scan(ctx context.Context, want []Column, fn BatchFunc) (err error) {
+	rdr, err := f.open()
+	if err != nil {
+		return err
+	}
+	defer rdr.Close()
+	if _, err := checkMeta(f.Name, rdr); err != nil {
+		return err
+	}
+	return scanColumns(ctx, f.Name, rdr, want, fn)
+}
+
+// scanColumns streams the columns want of rdr in record batches.
+func scanColumns(ctx context.Context, name string, rdr *file.Reader, want []Column, fn BatchFunc) (err error) {
+	// Arrow panics on some malformed inputs; bad input must give an error naming the
+	// file, never a crash.
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("reading %s: malformed trace: %v", name, p)
+		}
+	}()
+	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: batchRows}, memory.DefaultAllocator)
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", name, err)
+	}
+	var leaves []int
+	for _, c := range want {
+		idx, err := fieldLeaves(name, fr.Manifest, c)
+		if err != nil {
+			return err
+		}
+		leaves = append(leaves, idx...)
+	}
+	if rdr.NumRowGroups() == 0 {
+		return nil
+	}
+	rr, err := fr.GetRecordReader(ctx, leaves, nil)
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", name, err)
+	}
+	defer rr.Release()
+	cols := map[string]int{}
+	for i, f := range rr.Schema().Fields() {
+		cols[f.Name] = i
+	}
+	for rr.Next() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := fn(rr.Record(), cols); err != nil {
+			return fmt.Errorf("reading %s: %w", name, err)
+		}
+	}
+	if err := rr.Err(); err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, context.Canceled) {
+		return fmt.Errorf("reading %s: %w (truncated or corrupt file?)", name, err)
+	}
+	return ctx.Err()
+}
+
+// fieldLeaves finds the top-level column c in the file and returns its leaf column
+// indices, checking its type.
+func fieldLeaves(name string, m *pqarrow.SchemaManifest, c Column) ([]int, error) {
+	for _, f := range m.Fields {
+		if f.Field.Name != c.Name {
+			continue
+		}
+		t := f.Field.Type
+		if c.List {
+			lt, ok := t.(*arrow.ListType)
+			if !ok || lt.Elem().ID() != c.Type || len(f.Children) != 1 || !f.Children[0].IsLeaf() {
+				return nil, fmt.Errorf("reading %s: column %s has type %s, want list<%s>", name, c.Name, t, strings.ToLower(c.Type.String()))
+			}
+			return []int{f.Children[0].ColIndex}, nil
+		}
+		if t.ID() != c.Type || !f.IsLeaf() {
+			return nil, fmt.Errorf("reading %s: column %s has type %s, want %s", name, c.Name, t, strings.ToLower(c.Type.String()))
+		}
+		return []int{f.ColIndex}, nil
+	}
+	return nil, fmt.Errorf("reading %s: not a ceiling trace of schema version 1 or 2: column %s is missing", name, c.Name)
+}
+
+// Col returns the column named name of rec as type T. Scan checked the types
+// already, so a mismatch is an internal error, reported rather than panicking.
+func Col[T arrow.Array](rec arrow.Record, cols map[string]int, name string) (T, error) {
+	var zero T
+	i, ok := cols[name]
+	if !ok {
+		return zero, fmt.Errorf("column %s is missing", name)
+	}
+	a, ok := rec.Column(i).(T)
+	if !ok {
+		return zero, fmt.Errorf("column %s has type %s", name, rec.Column(i).DataType())
+	}
+	return a, nil
+}
+
+// HasColumn reports whether the file has a top-level column name.
+func (f File) HasColumn(name string) (bool, error) {
+	rdr, err := f.open()
+	if err != nil {
+		return false, err
+	}
+	defer rdr.Close()
+	return rdr.MetaData().Schema.ColumnIndexByName(name) >= 0, nil
+}
+
+// sampleColumns are the metrics file's columns (MetricSample).
+func sampleColumns() []Column {
+	return []Column{
+		{Name: SampleTsNs, Type: arrow.INT64, List: false},
+		{Name: SampleName, Type: arrow.STRING, List: false},
+		{Name: SampleLabels, Type: arrow.STRING, List: false},
+		{Name: SampleValue, Type: arrow.FLOAT64, List: false},
+	}
+}
+
+// SampleFunc receives one metric sample; name and labels are valid only during
+// the call (clone them to keep them).
+type SampleFunc func(tsNs int64, name, labels string, value float64)
+
+// ScanSamples reads a metrics file (a sidecar or a metrics part) sample by sample
+// and returns the run it says it belongs to: MetaRunID, else the run_id of its
+// MetaRun metadata, else "".
+func (f File) ScanSamples(ctx context.Context, fn SampleFunc) (runID string, err error) {
+	rdr, err := f.open()
+	if err != nil {
+		return "", err
+	}
+	defer rdr.Close()
+	runID = metricsRunID(rdr)
+	return runID, scanColumns(ctx, f.Name, rdr, sampleColumns(), func(rec arrow.Record, _ map[string]int) error {
+		ts := rec.Column(0).(*array.Int64)
+		name := rec.Column(1).(*array.String)
+		labels := rec.Column(2).(*array.String)
+		val := rec.Column(3).(*array.Float64)
+		for i := 0; i < int(rec.NumRows()); i++ {
+			fn(ts.Value(i), name.Value(i), labels.Value(i), val.Value(i))
+		}
+		return nil
+	})
+}
+
+// metricsRunID is the run a metrics file says it belongs to: MetaRunID, else the
+// run_id of the MetaRun metadata the recorder's merge writes into it, else "".
+func metricsRunID(rdr *file.Reader) string {
+	kv := rdr.MetaData().KeyValueMetadata()
+	if v := kv.FindValue(MetaRunID); v != nil && *v != "" {
+		return *v
+	}
+	if v := kv.FindValue(MetaRun); v != nil && *v != "" {
+		var info struct {
+			RunID string `json:"run_id"`
+		}
+		if json.Unmarshal([]byte(*v), &info) == nil {
+			return info.RunID
+		}
+	}
+	return ""
+}

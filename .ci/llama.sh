@@ -6,6 +6,8 @@
 #
 #   .ci/llama.sh build            build llama-server once (cached), print its path
 #   .ci/llama.sh model d64|d768   make a random-weight GGUF once (cached), print its path
+#                                 (and, on stderr, the llama-server flags it needs)
+#   .ci/llama.sh flags d64|d768   print the llama-server command line that serves it
 #
 # The cache lives outside the clone ($CEILING_CACHE, default ~/.cache/ceiling), keyed by
 # the node-llama-cpp version and the CPU (GGML_NATIVE ties the binary to the CPU it was
@@ -79,11 +81,21 @@ model() {
     rm -f "$W/$name.bin"
     mv "$out.tmp" "$out"
   fi
+  log "serve it with: $(flags_for "$out")"
   echo "$out"
+}
+
+# flags_for PATH: the llama-server command line the tiny models need. Their GGUF says
+# no context length and has no chat template, so llama-server needs both spelled
+# out; 4 slots share 8,192 tokens (2,048 each), as the sample was recorded
+# (samples/README.md).
+flags_for() {
+  echo "$BIN/llama-server -m $1 -np 4 -c 8192 --metrics --no-jinja --chat-template chatml --override-kv llama.context_length=int:2048 --host 127.0.0.1 --port 8080"
 }
 
 case "${1:-}" in
   build) build ;;
   model) model "${2:?model name}" ;;
-  *) echo "usage: $0 build | model d64|d768" >&2; exit 2 ;;
+  flags) flags_for "$(model "${2:?model name}")" ;;
+  *) echo "usage: $0 build | model d64|d768 | flags d64|d768" >&2; exit 2 ;;
 esac

@@ -40,6 +40,9 @@ func AnalyzeSources(ctx context.Context, srcs []*trace.Source, opt Options) (*An
 	if len(srcs) == 0 {
 		return nil, errors.New("analyze: no trace given")
 	}
+	if err := opt.Prepare(); err != nil {
+		return nil, fmt.Errorf("analyzing %s: %w", srcs[0].Name, err)
+	}
 	a := &Analysis{Schema: Schema, Runs: []Run{}}
 	for _, ts := range srcs {
 		runs, err := analyzeSource(ctx, newSource(ts), opt)

@@ -32,30 +32,29 @@ type workloadTokens struct{ Mean, P99 float64 }
 // deployment.
 func buildCapacity(facts serverFacts, work workloadTokens, levels []Level, opt Options) (*Capacity, []string, error) {
 	var warnings []string
-	var plan *capacity.PlanResult
-	var kv *capacity.KVModel
-	var cfg *capacity.ModelConfig
-	shape := opt.Shape()
-	tp := shape.TP
-	if opt.ModelConfig != "" {
+	dep := opt.Deployment
+	if dep == nil {
 		var err error
-		cfg, err = capacity.LoadModelConfig(opt.ModelConfig)
-		if err != nil {
+		if dep, err = capacity.NewDeployment(opt.ModelConfig, opt.BudgetInput); err != nil {
 			return nil, nil, err
 		}
+	}
+	shape := dep.Shape
+	cfg := dep.Config
+	var plan *capacity.PlanResult
+	var kv *capacity.KVModel
+	if cfg != nil {
 		if opt.GPU != "" || opt.MemoryGiB > 0 {
-			plan, err = capacity.PlanBudget(cfg, opt.BudgetInput)
-			if err != nil {
-				return nil, nil, fmt.Errorf("capacity model: %w", err)
+			if dep.PlanErr != nil {
+				return nil, nil, fmt.Errorf("capacity model: %w", dep.PlanErr)
 			}
+			plan = dep.Plan
 			kv = &plan.KV
 		} else {
-			m, err := capacity.NewKVModel(cfg, tp, opt.KVDtype)
-			if err != nil {
-				return nil, nil, fmt.Errorf("model config %s: %w", opt.ModelConfig, err)
+			if dep.KVErr != nil {
+				return nil, nil, dep.KVErr
 			}
-			m = m.Stage(shape.PP)
-			kv = &m
+			kv = dep.KV
 		}
 	} else if opt.GPU != "" {
 		warnings = append(warnings, "--gpu without --model-config: the KV budget needs the model's config.json")

@@ -185,24 +185,22 @@ func buildDecision(r *Run, opt Options) (*Decision, []string) {
 	return d, warnings
 }
 
-// runRoofline builds the roofline of the declared deployment, or says why not.
+// runRoofline is the roofline of the declared deployment, or says why there is none.
 func runRoofline(opt Options) (*capacity.Roofline, string) {
 	if opt.ModelConfig == "" || opt.GPU == "" {
 		return nil, "no roofline: it needs --model-config and a catalog --gpu (HBM bandwidth and FLOP/s)"
 	}
-	cfg, err := capacity.LoadModelConfig(opt.ModelConfig)
-	if err != nil {
-		return nil, fmt.Sprintf("no roofline: %v", err)
+	dep := opt.Deployment
+	if dep == nil {
+		var err error
+		if dep, err = capacity.NewDeployment(opt.ModelConfig, opt.BudgetInput); err != nil {
+			return nil, fmt.Sprintf("no roofline: %v", err)
+		}
 	}
-	p, err := capacity.PlanBudget(cfg, opt.BudgetInput)
-	if p == nil {
-		return nil, fmt.Sprintf("no roofline: %v", err)
+	if dep.Roofline == nil {
+		return nil, fmt.Sprintf("no roofline: %v", dep.RooflineErr)
 	}
-	roof, err := capacity.NewRoofline(p)
-	if err != nil {
-		return nil, fmt.Sprintf("no roofline: %v", err)
-	}
-	return roof, ""
+	return dep.Roofline, ""
 }
 
 // levelRoofline puts a level beside the roofline at the batch it actually ran: its

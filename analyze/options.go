@@ -19,7 +19,25 @@ type Options struct {
 	// TimelineLevel picks the level drawn on the per-request timeline (-1 = the level
 	// nearest the realistic ceiling).
 	TimelineLevel int
+	// Deployment is the declared deployment (config, shape, budget, KV model,
+	// roofline) computed once from ModelConfig and BudgetInput; nil = computed by
+	// Prepare (AnalyzeSources does it), so every run and any what-if share one.
+	Deployment *capacity.Deployment
 	// Resamples is the number of bootstrap resamples behind the confidence intervals
 	// and the ceiling's stability (0 = 1000; negative = no bootstrap).
 	Resamples int
+}
+
+// Prepare computes the declared deployment once (Deployment), unless it is there
+// already: config.json is then parsed once for the whole analysis.
+func (o *Options) Prepare() error {
+	if o.Deployment != nil {
+		return nil
+	}
+	d, err := capacity.NewDeployment(o.ModelConfig, o.BudgetInput)
+	if err != nil {
+		return err
+	}
+	o.Deployment = d
+	return nil
 }

@@ -93,11 +93,12 @@ func whatIf(r *Run, opt Options, change WhatIfChange) ([]WhatIfRow, curveResult,
 	if opt.ModelConfig == "" || (opt.GPU == "" && opt.MemoryGiB <= 0) {
 		return nil, curve, fmt.Errorf("what-if needs --model-config and --gpu (the capacity model of the measured run)")
 	}
-	cfg, err := capacity.LoadModelConfig(opt.ModelConfig)
-	if err != nil {
+	// The deployment the run was analyzed with (computed once, config.json parsed once).
+	if err := opt.Prepare(); err != nil {
 		return nil, curve, err
 	}
-	base, err := capacity.PlanBudget(cfg, opt.BudgetInput)
+	cfg := opt.Deployment.Config
+	base, err := opt.Deployment.Plan, opt.Deployment.PlanErr
 	if err != nil {
 		return nil, curve, fmt.Errorf("capacity model of the measured run: %w", err)
 	}
@@ -245,7 +246,7 @@ func whatIf(r *Run, opt Options, change WhatIfChange) ([]WhatIfRow, curveResult,
 		pred.Ceiling = &ceiling
 	}
 	roof, rerr := capacity.NewRoofline(p)
-	baseRoof, berr := capacity.NewRoofline(base)
+	baseRoof, berr := opt.Deployment.Roofline, opt.Deployment.RooflineErr // the measured deployment's, computed once
 	mp, mo := meanLengths(r)
 	if share := ceilingShare(r, baseRoof, mp, mo); rerr == nil && share > 0 && pred.Ceiling != nil {
 		v := share * roof.AtWorkload(ceiling, prompt, output).TotalTokS

@@ -18,7 +18,7 @@ import (
 )
 
 // Tests of issue 8 (nothing lost, nothing leaked, nothing hangs), recorder side.
-// Each is named after the defect it reproduces; README's Reliability section maps
+// Each is named after the defect it reproduces; docs/reliability.md maps
 // the issue's items to them.
 
 // makeUnwritable makes dir refuse new files, for real: a read-only bind mount when

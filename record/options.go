@@ -52,7 +52,7 @@ type Options struct {
 	// period at once: the requests in flight are recorded as cancelled.
 	Abort <-chan struct{}
 
-	// Workload shapes (README "Workloads"); see workloads.go.
+	// Workload shapes (docs/tour.md, "Workloads"); see workloads.go.
 	PromptLengths    string        // --prompt-tokens as a distribution ("" = PromptTokens, fixed)
 	OutputLengths    string        // --output-tokens as a distribution ("" = OutputTokens, fixed)
 	DatasetFilter    string        // --dataset-filter min-prompt=N,...

@@ -99,6 +99,19 @@ func Record(ctx context.Context, opts Options) (trace.RunInfo, error) {
 		r.replay = es
 	}
 
+	// One recorder per output: the lock comes before --resume or --force looks at
+	// the parts directory, which a live run is still writing.
+	if opts.Output != "-" {
+		lock, stale, err := lockOutput(opts.Output)
+		if err != nil {
+			return trace.RunInfo{}, err
+		}
+		defer lock.release()
+		if stale != 0 {
+			r.progress("the lock of %s was left by process %d, which is no longer running: taken over", opts.Output, stale)
+		}
+	}
+
 	// The output must be writable before anything is asked of the server.
 	var resume *trace.Resumed
 	if opts.Output == "-" {

@@ -47,23 +47,41 @@ func decisionSection(b *chartBuilder, runs []analyze.Run, labels []string) []sec
 			sec.Notes = append(sec.Notes, prefix+l)
 		}
 	}
+	energy := energyCharts(b, runs, labels)
+	for i := range runs {
+		if runs[i].Decision != nil && undeclared(runs[i].Decision) {
+			prefix := ""
+			if len(runs) > 1 {
+				prefix = labels[i] + ": "
+			}
+			for _, l := range energyLines(&runs[i]) {
+				sec.Notes = append(sec.Notes, prefix+l)
+			}
+		}
+	}
 	if bare == 0 && len(declared) == 0 {
-		return nil
+		if len(energy) == 0 {
+			return nil
+		}
+		sec.Charts = energy
+		return []section{sec}
 	}
 	if bare > 0 {
-		if len(declared) == 0 {
+		if len(declared) == 0 && len(energy) == 0 {
 			sec.Intro = ""
 			sec.Notes = nil
 		}
 		sec.Notes = append(sec.Notes, needsLine)
 	}
 	if len(declared) == 0 {
+		sec.Charts = append(sec.Charts, energy...)
 		return []section{sec}
 	}
 	sec.Charts = append(sec.Charts, paretoChart(b, declared, declaredLabels))
 	if cv, ok := rooflineChart(b, declared, declaredLabels); ok {
 		sec.Charts = append(sec.Charts, cv)
 	}
+	sec.Charts = append(sec.Charts, energy...)
 	return []section{sec}
 }
 
@@ -104,6 +122,7 @@ func decisionLines(r *analyze.Run) []string {
 			}
 			lines = append(lines, fmt.Sprintf("%s (at $%.2f per GPU-hour).", s, *d.GPUHourCost))
 		}
+		lines = append(lines, energyLines(r)...)
 	}
 	if s := d.Sizing; s != nil {
 		load := fmt.Sprintf("%.2f requests/s", s.TargetRPS)

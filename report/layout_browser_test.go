@@ -15,7 +15,7 @@ import (
 	"github.com/ceiling-llm/ceiling/internal/browsertest"
 )
 
-// screenshotPNG is the README's picture of a report's first screen, rewritten by
+// screenshotPNG is the README's picture (docs/report-first-screen.png) of a report's first screen, rewritten by
 // TestBrowserLayout -update from the bundled real sample.
 const screenshotPNG = "../docs/report-first-screen.png"
 

@@ -45,7 +45,14 @@ type runInfo struct {
 		Version     string `json:"version"`
 		MaxModelLen *int64 `json:"max_model_len"`
 		Slots       *int64 `json:"slots"`
+		// GPUMetricsURLs are the GPU exporters the recording scraped.
+		GPUMetricsURLs []string `json:"gpu_metrics_urls"`
 	} `json:"server"`
+	// Source names the benchmark tool whose results were imported (ceiling import).
+	Source *struct {
+		Tool    string `json:"tool"`
+		Version string `json:"version"`
+	} `json:"source"`
 	Declared struct {
 		GPU   string `json:"gpu"`
 		GPUs  int    `json:"gpus"`
@@ -97,6 +104,12 @@ func deploymentLine(r *analyze.Run, info runInfo) string {
 	}
 	if m := info.Server.MaxModelLen; m != nil {
 		parts = append(parts, "max_model_len "+fmtInt(*m))
+	}
+	if n := len(info.Server.GPUMetricsURLs); n > 0 {
+		parts = append(parts, fmt.Sprintf("GPU telemetry from %d exporter%s", n, map[bool]string{true: "s"}[n > 1]))
+	}
+	if src := info.Source; src != nil && src.Tool != "" {
+		parts = append(parts, strings.TrimSpace("measured by "+src.Tool+" "+src.Version)+" (imported)")
 	}
 	line := strings.Join(parts, " · ")
 	if n := strings.TrimSpace(info.Declared.Notes); n != "" {

@@ -18,7 +18,8 @@ const (
 	MetaRunID = "ceiling.run_id"
 )
 
-// Row is one request attempt: one row of the trace (schema version 2, see DESIGN.md).
+// Row is one request attempt: one row of the trace (schema version 2, see
+// docs/trace-schema.md).
 // Times are Unix nanoseconds. Nullable columns are pointers.
 type Row struct {
 	RunID              string  `parquet:"run_id"`

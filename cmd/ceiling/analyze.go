@@ -25,6 +25,8 @@ const analyzeExample = `Example:
   ceiling analyze run.parquet --slo-ttft 2s --slo-tpot 50ms \
       --model-config samples/models/llama-3.1-8b.json --gpu h100-sxm --gpus 1 --tp 1
   ceiling analyze run-a.parquet run-b.parquet.parts --format json -o analysis.json
+  # a run recorded with --gpu-metrics-url: energy cost beside the GPU-hour cost
+  ceiling analyze run.parquet --gpus 8 --gpu-hour-cost 2.5 --power-cost 0.12 --pue 1.3
 
 `
 

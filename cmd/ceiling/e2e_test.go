@@ -176,19 +176,19 @@ func requireTool(t *testing.T, what string) {
 	t.Skipf("%s not available", what)
 }
 
-// TestReadmeDuckDBQuery runs the DuckDB query the README shows, verbatim, over the
+// TestReadmeDuckDBQuery runs the DuckDB query docs/trace-schema.md shows, verbatim, over the
 // bundled samples, and checks it against ceiling's own analysis of the sample: a
 // documented query that has stopped working is a bug.
 func TestReadmeDuckDBQuery(t *testing.T) {
 	root := filepath.Join("..", "..")
-	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	readme, err := os.ReadFile(filepath.Join(root, "docs", "trace-schema.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, rest, found := strings.Cut(string(readme), "```sql\n")
 	sql, _, closed := strings.Cut(rest, "```")
 	if !found || !closed {
-		t.Fatal("README.md has no ```sql block")
+		t.Fatal("docs/trace-schema.md has no ```sql block")
 	}
 	if _, err := os.Stat(filepath.Join(root, "scripts", "duckdb", "node_modules", "@duckdb", "node-api")); err != nil {
 		requireTool(t, "DuckDB (npm ci --prefix scripts/duckdb)")

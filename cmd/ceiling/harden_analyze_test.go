@@ -16,7 +16,7 @@ import (
 // Issue 8, analyze side, through the command: what a user meets after a kill, a
 // second run to the same file, or a path that is not a file.
 
-// Item 3: the README's recovery path (`ceiling analyze RUN.parts`, `ceiling report
+// Item 3: the documented recovery path (docs/reliability.md) (`ceiling analyze RUN.parts`, `ceiling report
 // RUN.parts`) after a kill -9 works when the server has /metrics: the parts
 // directory then holds metrics parts, which analyze used to read as rows and fail
 // on ("column run_id is missing").

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/ceiling-llm/ceiling/analyze"
 	"github.com/ceiling-llm/ceiling/importer"
@@ -18,6 +19,10 @@ import (
 func analyzeInputs(ctx context.Context, names []string, opt analyze.Options) (*analyze.Analysis, error) {
 	if len(names) == 0 {
 		return nil, errors.New("analyze: no trace given")
+	}
+	// The declared deployment is computed once for every run (config.json parsed once).
+	if err := opt.Prepare(); err != nil {
+		return nil, fmt.Errorf("analyzing %s: %w", names[0], err)
 	}
 	inputs, err := importer.Inputs(names)
 	if err != nil {

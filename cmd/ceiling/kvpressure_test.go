@@ -158,6 +158,7 @@ func TestEngineLlamaCacheFailures(t *testing.T) {
 			"--prompt-tokens", "100", "--output-tokens", "200", "--ignore-eos", "--scrape-interval", "20ms", "-o", trace)
 		r := analyzeTrace(t, trace)
 		for _, l := range r.Levels {
+			t.Logf("c=%d: %d of %d failed %v, %.0f tok/s", l.Concurrency, l.Errors, l.Requests, l.ErrorKinds, l.OutputTokS)
 			kv := l.ErrorKinds[analyze.KindKVExhausted]
 			if over := l.Concurrency*300 > 1000; over != (kv > 0) || kv != l.Errors {
 				t.Errorf("c=%d: %d errors, %d kv_exhausted (%v); want all errors kv_exhausted, and some exactly past 3 requests", l.Concurrency, l.Errors, kv, l.ErrorKinds)

@@ -26,7 +26,7 @@ cache holds at max_model_len and at the workload's length, and proposes sweep le
 that bracket that prediction (geometric, up to about twice it). An alarm, with its
 fixes, when max_model_len does not fit once in a KV cache. Then each level of the
 sweep (proposed, or --levels) against the KV budget and the predicted roofline
-(per-user and total tok/s at the batch that fits; see README, "Capacity model").
+(per-user and total tok/s at the batch that fits; see docs/capacity.md).
 --compare-shapes puts TP, DP-attention and EP shapes of the same GPUs side by side.
 `
 
@@ -72,12 +72,13 @@ func runPlan(ctx context.Context, e env, args []string) int {
 		}
 		levels = l
 	}
-	cfg, err := capacity.LoadModelConfig(cf.modelConfig)
+	dep, err := capacity.NewDeployment(cf.modelConfig, cf.budgetInput())
 	if err != nil {
 		fmt.Fprintf(e.stderr, "ceiling plan: %v\n", err)
 		return exitFailed
 	}
-	p, err := capacity.PlanBudget(cfg, cf.budgetInput())
+	cfg := dep.Config
+	p, err := dep.Plan, dep.PlanErr
 	if p != nil && err != nil {
 		// The budget is negative: show how it came about, then the error.
 		writePlanBudget(e.stdout, p)
@@ -95,7 +96,7 @@ func runPlan(ctx context.Context, e env, args []string) int {
 	if *compareShapes {
 		writeCompareShapes(e.stdout, p, mml, *promptTokens+*outputTokens)
 	}
-	r, rerr := capacity.NewRoofline(p)
+	r, rerr := dep.Roofline, dep.RooflineErr
 	if rerr != nil {
 		r = nil
 	}

@@ -13,47 +13,13 @@ import (
 // The decision half of plan: the deployment shapes side by side, the max_model_len
 // alarm with its fixes, each intended level against the KV budget, and the roofline.
 
-// replan plans the same model and GPUs at another shape or setting. When the user gave
-// --weights-gib for their shape, the figure is carried over to the new shape by the
-// estimate's ratio (measured ÷ estimated stays the same).
-func replan(p *capacity.PlanResult, change func(*capacity.BudgetInput)) (*capacity.PlanResult, error) {
-	in := p.Input
-	change(&in)
-	if p.Input.WeightsGiB > 0 && p.Weights != nil {
-		if err := in.CheckShape(); err != nil {
-			return nil, err
-		}
-		in.WeightsGiB = float64(capacity.WeightsPerGPU(*p.Weights, in.Shape())) * p.WeightsScale / float64(1<<30)
-	}
-	return capacity.PlanBudget(p.Config, in)
-}
-
-// candidateShapes are the ways to lay one engine's GPUs out as DP × TP (with EP for an
-// MoE), the user's own shape first.
-func candidateShapes(p *capacity.PlanResult) []capacity.Shape {
-	own := p.Shape
-	shapes := []capacity.Shape{own}
-	n := own.TP * own.DP
-	moe := p.Config.Experts > 0
-	for dp := 1; dp <= n; dp++ {
-		if n%dp != 0 {
-			continue
-		}
-		s := capacity.Shape{TP: n / dp, DP: dp, PP: own.PP, EP: moe && dp > 1, Replicas: own.Replicas}
-		if s != own {
-			shapes = append(shapes, s)
-		}
-	}
-	return shapes
-}
-
 // writeCompareShapes prints the shapes side by side: weights and KV per GPU, the
 // caches, the concurrency each holds, and whether max_model_len fits one cache.
 func writeCompareShapes(w io.Writer, p *capacity.PlanResult, maxModelLen int64, tokens int) {
 	fmt.Fprintf(w, "\nDeployment shapes on the same %s (predicted; weights %s)\n", plural(p.Shape.GPUs(), "GPU"), shapeWeightsNote(p))
 	fmt.Fprintf(w, "  %-22s %11s %11s %7s %14s %11s %12s %11s\n", "shape", "weights/GPU", "KV/GPU", "caches", "tokens/cache", "total KV", fmt.Sprintf("at %s", commas(int64(tokens))), "at max len")
-	for _, s := range candidateShapes(p) {
-		q, err := replan(p, func(in *capacity.BudgetInput) {
+	for _, s := range capacity.CandidateShapes(p) {
+		q, err := capacity.Replan(p, func(in *capacity.BudgetInput) {
 			in.TP, in.DP, in.PP, in.EP = s.TP, s.DP, s.PP, s.EP
 			in.GPUs = s.GPUs()
 		})
@@ -90,13 +56,10 @@ func shapeWeightsNote(p *capacity.PlanResult) string {
 }
 
 // writeMaxModelLenAlarm says when max_model_len does not fit even once in one KV
-// cache, and what each fix would give.
+// cache, and what each fix would give (capacity.MaxModelLenFixes).
 func writeMaxModelLenAlarm(w io.Writer, p *capacity.PlanResult, maxModelLen int64) {
-	if maxModelLen <= 0 {
-		return
-	}
-	fits := p.FitsOnce(float64(maxModelLen))
-	if fits >= 1 {
+	fits, fixes, ok := capacity.MaxModelLenFixes(p, maxModelLen)
+	if !ok {
 		return
 	}
 	fmt.Fprintf(w, "\nALARM: max_model_len %s does not fit once in a KV cache (%.2f requests). vLLM refuses to start\n", commas(maxModelLen), fits)
@@ -106,36 +69,22 @@ func writeMaxModelLenAlarm(w io.Writer, p *capacity.PlanResult, maxModelLen int6
 	row := func(fix string, v float64, note string) {
 		fmt.Fprintf(w, "  %-58s %8s   %s\n", fix, fmt.Sprintf("%.2f", v), note)
 	}
-	if p.KVTokens > 0 {
-		fmt.Fprintf(w, "  %-58s %8s   %s\n", fmt.Sprintf("--max-model-len %d (what one cache holds)", p.KVTokens), "1.00", "the server caps requests there")
-	}
-	if p.KV.Dtype != "fp8" {
-		if q, err := replan(p, func(in *capacity.BudgetInput) { in.KVDtype = "fp8" }); err == nil {
-			row("--kv-dtype fp8 (vLLM --kv-cache-dtype fp8)", q.FitsOnce(float64(maxModelLen)), fmt.Sprintf("%s tokens per cache", commas(q.KVTokens)))
+	for _, f := range fixes {
+		switch f.Kind {
+		case "cap":
+			fmt.Fprintf(w, "  %-58s %8s   %s\n", fmt.Sprintf("--max-model-len %d (what one cache holds)", p.KVTokens), "1.00", "the server caps requests there")
+		case "kv-fp8":
+			row("--kv-dtype fp8 (vLLM --kv-cache-dtype fp8)", f.Fits, fmt.Sprintf("%s tokens per cache", commas(f.Plan.KVTokens)))
+		case "more-tp":
+			row(fmt.Sprintf("twice the GPUs in one engine (%s, %s)", f.Shape, plural(f.Shape.GPUs(), "GPU")), f.Fits,
+				fmt.Sprintf("weights per GPU halve: %s tokens per cache", commas(f.Plan.KVTokens)))
+		case "dp":
+			if f.Plan != nil {
+				row(fmt.Sprintf("DP attention (best: %s)", f.Shape), f.Fits, "no fix: a request lives on one rank; DP adds requests, not context")
+			} else {
+				row("DP attention", 0, "no fix: no DP shape leaves memory for a KV cache, and a request lives on one rank")
+			}
 		}
-	}
-	more := p.Shape
-	more.TP *= 2
-	if q, err := replan(p, func(in *capacity.BudgetInput) {
-		in.TP, in.GPUs = more.TP, more.GPUs()
-	}); err == nil {
-		row(fmt.Sprintf("twice the GPUs in one engine (%s, %s)", more, plural(more.GPUs(), "GPU")), q.FitsOnce(float64(maxModelLen)),
-			fmt.Sprintf("weights per GPU halve: %s tokens per cache", commas(q.KVTokens)))
-	}
-	best, bestShape := 0.0, capacity.Shape{}
-	for _, s := range candidateShapes(p) {
-		if s.DP <= 1 {
-			continue
-		}
-		q, err := replan(p, func(in *capacity.BudgetInput) { in.TP, in.DP, in.EP, in.GPUs = s.TP, s.DP, s.EP, s.GPUs() })
-		if err == nil && q.FitsOnce(float64(maxModelLen)) > best {
-			best, bestShape = q.FitsOnce(float64(maxModelLen)), s
-		}
-	}
-	if bestShape.DP > 1 {
-		row(fmt.Sprintf("DP attention (best: %s)", bestShape), best, "no fix: a request lives on one rank; DP adds requests, not context")
-	} else if p.Shape.DP == 1 && p.Shape.TP > 1 {
-		row("DP attention", 0, "no fix: no DP shape leaves memory for a KV cache, and a request lives on one rank")
 	}
 }
 
@@ -178,20 +127,18 @@ func writeLevels(w io.Writer, p *capacity.PlanResult, r *capacity.Roofline, leve
 	}
 	fmt.Fprintln(w, header+"  verdict")
 	var queueing []int
-	for _, l := range levels {
-		demand := float64(l) * tokens
-		line := fmt.Sprintf("  %7d %13s %8.2f×", l, commas(int64(demand)), demand/budget)
-		batch := math.Min(float64(l), math.Floor(ceiling))
-		if r != nil && batch >= 1 {
-			pt := r.At(batch, ctx)
-			line += fmt.Sprintf(" %8.0f %10.1f %11.0f %10.0f %-14s", batch, pt.PerUserTokS, pt.TotalTokS, pt.TotalTokS/float64(p.Shape.GPUs()), pt.Bound)
+	for _, v := range capacity.LevelVerdicts(p, r, levels, prompt, output) {
+		line := fmt.Sprintf("  %7d %13s %8.2f×", v.Level, commas(int64(v.Demand)), v.Budget)
+		if r != nil && v.Batch >= 1 {
+			pt := v.Roofline
+			line += fmt.Sprintf(" %8.0f %10.1f %11.0f %10.0f %-14s", v.Batch, pt.PerUserTokS, pt.TotalTokS, pt.TotalTokS/float64(p.Shape.GPUs()), pt.Bound)
 		} else if r != nil {
 			line += fmt.Sprintf(" %8s %10s %11s %10s %-14s", "—", "—", "—", "—", "")
 		}
 		verdict := "serves"
-		if float64(l) > ceiling {
+		if !v.Serves {
 			verdict = "queueing only"
-			queueing = append(queueing, l)
+			queueing = append(queueing, v.Level)
 		}
 		fmt.Fprintln(w, line+"  "+verdict)
 	}

@@ -23,6 +23,7 @@ const reportExample = `Example:
   ceiling report run.parquet -o report.html --slo-ttft 2s --slo-tpot 50ms \
       --model-config samples/models/llama-3.1-8b.json --gpu h100-sxm --gpus 1 --tp 1
   ceiling report bf16.parquet fp8.parquet -o compare.html --title "Llama 3.1 8B: bf16 vs fp8"
+  ceiling report run.parquet -o report.html --gpus 8 --gpu-hour-cost 2.5 --power-cost 0.12 --pue 1.3
 
 `
 

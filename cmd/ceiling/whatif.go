@@ -75,6 +75,11 @@ func runWhatIf(ctx context.Context, e env, args []string) int {
 	if opt.ModelConfig == "" || opt.GPU == "" {
 		return h.usageError(e, "--model-config and --gpu (the measured deployment) are required")
 	}
+	// One deployment for the analysis and the what-if (config.json parsed once).
+	if err := opt.Prepare(); err != nil {
+		fmt.Fprintf(e.stderr, "ceiling whatif: analyzing %s: %v\n", fs.Arg(0), flagError(err))
+		return exitFailed
+	}
 	a, err := analyzeInputs(ctx, fs.Args(), opt)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "ceiling whatif: %v\n", flagError(err))

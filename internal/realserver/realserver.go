@@ -21,7 +21,7 @@ import (
 	"time"
 )
 
-// Options shape the server. The defaults are those of DESIGN.md's tests: 4 slots
+// Options shape the server. The defaults are those of the tests in docs/testing.md: 4 slots
 // sharing an 8192-token KV context.
 type Options struct {
 	Slots   int    // -np (default 4)

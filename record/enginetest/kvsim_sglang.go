@@ -41,9 +41,6 @@ func (g *sglangSim) release(r *simReq) {
 func (g *sglangSim) add(r *simReq)    { g.waiting = append(g.waiting, r) }
 func (g *sglangSim) cancel(r *simReq) { r.canceled = true }
 
-// fitsAlone says whether r can ever run: prompt and output fit the pool.
-func (g *sglangSim) fitsAlone(prompt, maxOut int) bool { return prompt+maxOut < g.total }
-
 func (g *sglangSim) step() stepOut {
 	var out stepOut
 	g.dropCanceled(g.release)

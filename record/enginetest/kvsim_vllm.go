@@ -32,11 +32,6 @@ func (v *vllmSim) add(r *simReq) { v.waiting = append(v.waiting, r) }
 
 func (v *vllmSim) cancel(r *simReq) { r.canceled = true }
 
-// fitsAlone says whether r can ever run: its whole sequence fits the cache.
-func (v *vllmSim) fitsAlone(prompt, maxOut int) bool {
-	return blocksFor(prompt+maxOut) <= v.blocks
-}
-
 // preempt frees the newest running request and puts it at the head of the waiting
 // queue, to be recomputed (vLLM's _preempt_request with recompute).
 func (v *vllmSim) preemptNewest(out *stepOut) *simReq {

@@ -19,7 +19,7 @@ import (
 	"github.com/ceiling-llm/ceiling/record/internal/sse"
 )
 
-// MaxErrorBytes is the longest error text stored in a row (DESIGN.md).
+// MaxErrorBytes is the longest error text stored in a row (docs/trace-schema.md).
 const MaxErrorBytes = 512
 
 // ErrUnauthorized is returned (wrapped) when the server refuses the credentials.
@@ -33,6 +33,15 @@ var errStalled = errors.New("stalled")
 
 // errRequestTimeout is the cancellation cause when a request ran past RequestTimeout.
 var errRequestTimeout = errors.New("request timeout")
+
+// errFinished is the cancellation cause when a stream sent its finish_reason (and
+// its usage) but neither [DONE] nor a close within finishGrace: the answer is
+// complete, and waiting for the stall timeout would record it as a stall.
+var errFinished = errors.New("finished")
+
+// ErrPastMaxTokens names a request whose server kept streaming far past max_tokens:
+// it is ended so that the chunks kept for it (their gaps, its text) stay bounded.
+var ErrPastMaxTokens = errors.New("the server streamed far past max_tokens")
 
 // Options configures the client.
 type Options struct {

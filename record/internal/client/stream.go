@@ -127,15 +127,7 @@ func (c *Client) Do(ctx context.Context, p Prompt, maxTokens int) Result {
 	defer cancel(nil)
 	// The stall watchdog: fail the request once nothing arrived for the timeout.
 	timeout := c.opts.Timeout
-	var watchdog *time.Timer
-	watchdog = time.AfterFunc(timeout, func() {
-		idle := time.Duration(time.Now().UnixNano() - lastRead.Load())
-		if idle >= timeout {
-			cancel(errStalled)
-			return
-		}
-		watchdog.Reset(timeout - idle)
-	})
+	watchdog := afterQuiet(&lastRead, timeout, func() { cancel(errStalled) })
 	defer watchdog.Stop()
 	if c.opts.RequestTimeout > 0 {
 		limit := time.AfterFunc(c.opts.RequestTimeout, func() { cancel(errRequestTimeout) })
@@ -201,10 +193,21 @@ func (c *Client) Do(ctx context.Context, p Prompt, maxTokens int) Result {
 	}
 	events := 0
 	var last, stamped int64 // the last token chunk's time; the same as FirstTokenNs+GapsUs tell it
+	limit := keptLimits(maxTokens)
+	var finishTimer *time.Timer
+	defer func() {
+		if finishTimer != nil {
+			finishTimer.Stop()
+		}
+	}()
 	for {
 		ev, data, err := sr.Next()
 		if err != nil {
 			now := time.Now().UnixNano()
+			if ctx.Err() == nil && context.Cause(rctx) == errFinished {
+				res.EndNs = endOr(last, now)
+				return res
+			}
 			if err == io.EOF {
 				if res.Finish == "" {
 					res.EndNs = endOr(last, now)
@@ -259,12 +262,21 @@ func (c *Client) Do(ctx context.Context, p Prompt, maxTokens int) Result {
 				res.ReasoningChunk++
 			}
 			last = now
+			if n, kept := res.ContentChunks+res.ReasoningChunk, textLen(res.text); n > limit.chunks || kept > limit.textBytes {
+				res.EndNs = now
+				res.Err = fmt.Sprintf("%v: %d token chunks (%d bytes of text kept) for max_tokens %d, above the %d chunks a request may send; the stream was cut",
+					ErrPastMaxTokens, n, kept, maxTokens, limit.chunks)
+				return res
+			}
 		}
 		if ch.Usage != nil {
 			res.Usage = ch.Usage
 		}
 		if ch.Finish != "" {
 			res.Finish = ch.Finish
+			if finishTimer == nil {
+				finishTimer = afterQuiet(&lastRead, min(finishGrace, timeout), func() { cancel(errFinished) })
+			}
 		}
 		if ch.Err != "" {
 			res.EndNs = now
@@ -279,6 +291,41 @@ func (c *Client) Do(ctx context.Context, p Prompt, maxTokens int) Result {
 			return res
 		}
 	}
+}
+
+// finishGrace is how long a stream may stay silent after its finish_reason (the
+// usage chunk and [DONE] normally follow at once) before the request is complete.
+const finishGrace = time.Second
+
+// afterQuiet calls f once nothing token-carrying arrived (lastRead) for quiet.
+func afterQuiet(lastRead *atomic.Int64, quiet time.Duration, f func()) *time.Timer {
+	var t *time.Timer
+	t = time.AfterFunc(quiet, func() {
+		idle := time.Duration(time.Now().UnixNano() - lastRead.Load())
+		if idle >= quiet {
+			f()
+			return
+		}
+		t.Reset(quiet - idle)
+	})
+	return t
+}
+
+func textLen(b *strings.Builder) int {
+	if b == nil {
+		return 0
+	}
+	return b.Len()
+}
+
+// kept bounds what one request keeps: its token chunks (one gap each) and its
+// answer text (conversations).
+type kept struct{ chunks, textBytes int }
+
+// keptLimits are generous multiples of max_tokens: a server sends at most about one
+// chunk per token (reasoning included), and a token is a few bytes of text.
+func keptLimits(maxTokens int) kept {
+	return kept{chunks: 8*maxTokens + 1024, textBytes: 256*maxTokens + 1<<20}
 }
 
 // endOr is the end time of a stream: its last token chunk, else now.

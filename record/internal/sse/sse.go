@@ -23,19 +23,21 @@ const maxEventBytes = 16 << 20
 var errEventTooLarge = errors.New("SSE event larger than 16 MiB")
 
 // Reader reads Server-Sent Events (the `text/event-stream` framing) from a
-// response body. It understands LF and CRLF line ends (and a lone CR inside a line),
-// `:` comment lines, multi-line `data:` fields and the `event:` field, which is all
-// that OpenAI-compatible servers use. It allocates only when an event outgrows its
+// response body. It understands CR, LF and CRLF line ends (the SSE spec allows all
+// three, and a line is returned as soon as its end arrives, whichever it is), `:`
+// comment lines, multi-line `data:` fields and the `event:` field, which is all that
+// OpenAI-compatible servers use. It allocates only when an event outgrows its
 // buffers, so that thousands of concurrent streams stay cheap.
 type Reader struct {
 	br      *bufio.Reader
 	data    []byte // data of the event being assembled, lines joined by '\n'
 	hasData bool   // a data field was seen (the data may still be empty)
 	event   []byte // value of the last event: field
-	long    []byte // assembles a line longer than the bufio buffer
-	rest    []byte // the part of a line after a lone CR, processed next
-	restOff int
-	hasRest bool
+	line    []byte // the line being read
+	// skipLF: the last line ended with a CR, so an LF right after it belongs to
+	// that line end (CRLF). It is checked when the next byte arrives, never waited
+	// for, so a CR-only stream's line is returned at once.
+	skipLF  bool
 	pending bool // the stream ended; the next call returns io.EOF
 }
 
@@ -53,39 +55,15 @@ func (s *Reader) Next() (event, data []byte, err error) {
 		if s.pending {
 			return nil, nil, io.EOF
 		}
-		var line []byte
-		var rerr error
-		fromRest := s.hasRest
-		if fromRest {
-			line, s.hasRest = s.rest[s.restOff:], false
-		} else {
-			line, rerr = s.readLine()
-			if rerr != nil && rerr != io.EOF {
-				return nil, nil, rerr
-			}
-			if rerr == io.EOF && len(line) == 0 {
-				if s.hasData {
-					s.pending = true
-					return s.dispatch()
-				}
-				return nil, nil, io.EOF
-			}
+		line, ended, rerr := s.readLine()
+		if rerr != nil && rerr != io.EOF {
+			return nil, nil, rerr
 		}
-		// A lone CR also ends a line (the SSE spec allows CR alone): keep the rest of
-		// the physical line for the next round.
-		if i := bytes.IndexByte(line, '\r'); i >= 0 {
-			if fromRest {
-				s.restOff += i + 1
-			} else {
-				s.rest = append(s.rest[:0], line[i+1:]...)
-				s.restOff = 0
+		if rerr == io.EOF && !ended {
+			// The stream ended, possibly right after this line without its end.
+			if len(line) > 0 {
+				s.field(line)
 			}
-			s.hasRest = true
-			line = line[:i]
-		}
-		if rerr == io.EOF && !s.hasRest {
-			// The stream ended right after this line, without its newline.
-			s.field(line)
 			s.pending = true
 			if s.hasData {
 				return s.dispatch()
@@ -142,32 +120,45 @@ func (s *Reader) field(line []byte) bool {
 	return false
 }
 
-// readLine returns the next line without its LF (and a CR right before it). The
-// returned slice is only valid until the next call.
-func (s *Reader) readLine() ([]byte, error) {
-	line, err := s.br.ReadSlice('\n')
-	if err == bufio.ErrBufferFull {
-		s.long = append(s.long[:0], line...)
-		for err == bufio.ErrBufferFull {
-			line, err = s.br.ReadSlice('\n')
-			s.long = append(s.long, line...)
-			if len(s.long)+len(s.data) > maxEventBytes {
-				return nil, errEventTooLarge
+// readLine returns the next line without its end (CR, LF or CRLF), as soon as
+// the end has arrived; ended is false when the stream ended first (err is then
+// io.EOF). The returned slice is only valid until the next call.
+func (s *Reader) readLine() (line []byte, ended bool, err error) {
+	s.line = s.line[:0]
+	for {
+		n := s.br.Buffered()
+		if n == 0 {
+			// Wait for at least one byte (Peek fills the buffer with what is there).
+			if _, err := s.br.Peek(1); err != nil {
+				return s.line, false, err
+			}
+			n = s.br.Buffered()
+		}
+		buf, _ := s.br.Peek(n)
+		if s.skipLF {
+			s.skipLF = false
+			if buf[0] == '\n' {
+				s.br.Discard(1)
+				continue
 			}
 		}
-		line = s.long
-	}
-	if len(s.data) > maxEventBytes {
-		return nil, errEventTooLarge
-	}
-	n := len(line)
-	if n > 0 && line[n-1] == '\n' {
-		n--
-		if n > 0 && line[n-1] == '\r' {
-			n--
+		i := bytes.IndexAny(buf, "\r\n")
+		if i < 0 {
+			s.line = append(s.line, buf...)
+			s.br.Discard(len(buf))
+			if len(s.line)+len(s.data) > maxEventBytes {
+				return nil, false, errEventTooLarge
+			}
+			continue
 		}
+		s.line = append(s.line, buf[:i]...)
+		s.skipLF = buf[i] == '\r'
+		s.br.Discard(i + 1)
+		if len(s.line)+len(s.data) > maxEventBytes {
+			return nil, false, errEventTooLarge
+		}
+		return s.line, true, nil
 	}
-	return line[:n], err
 }
 
 // Chunk is what one SSE event of a completion stream says, as the recorder needs it.

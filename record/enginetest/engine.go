@@ -61,6 +61,11 @@ type Config struct {
 	//     (sglang:*); owned_by "sglang".
 	// Unlimited KVTokens is reported as 1<<20 tokens.
 	Kind string
+	// Version is the server version reported where the imitated server reports one:
+	// llama.cpp /props build_info and SGLang /get_server_info version (default
+	// "enginetest"), and vLLM GET /version (only when set), so tests can present a
+	// real version string.
+	Version string
 	// APIKey, when set, makes requests without "Authorization: Bearer <key>" get 401.
 	APIKey string
 	// IgnoreUsageOption: never send usage (a server without include_usage).
@@ -235,6 +240,7 @@ func Start(cfg Config) (*Server, error) {
 	if cfg.ReasoningField == "" {
 		cfg.ReasoningField = "reasoning_content"
 	}
+
 	switch cfg.ReasoningField {
 	case "reasoning_content", "reasoning":
 	default:
@@ -415,6 +421,11 @@ func (s *Server) routes() http.Handler {
 	switch s.cfg.Kind {
 	case "vllm":
 		mux.HandleFunc("POST /tokenize", s.serveVLLMTokenize)
+		if s.cfg.Version != "" {
+			mux.HandleFunc("GET /version", func(w http.ResponseWriter, r *http.Request) {
+				writeJSON(w, map[string]any{"version": s.cfg.Version})
+			})
+		}
 	case "llamacpp":
 		mux.HandleFunc("GET /props", s.serveLlamaProps)
 		mux.HandleFunc("GET /slots", s.serveLlamaSlots)
@@ -423,6 +434,14 @@ func (s *Server) routes() http.Handler {
 		mux.HandleFunc("GET /get_server_info", s.serveSGLangInfo)
 	}
 	return mux
+}
+
+// version is the version string reported by /props and /get_server_info.
+func (s *Server) version() string {
+	if s.cfg.Version != "" {
+		return s.cfg.Version
+	}
+	return "enginetest"
 }
 
 // maxModelLen is the context length reported and, when configured, enforced.

@@ -144,7 +144,7 @@ func (s *Server) serveLlamaProps(w http.ResponseWriter, r *http.Request) {
 		},
 		"total_slots": s.llamaSlots(),
 		"model_path":  s.cfg.Model + ".gguf",
-		"build_info":  "enginetest",
+		"build_info":  s.version(),
 	})
 }
 
@@ -210,7 +210,7 @@ func (s *Server) serveSGLangInfo(w http.ResponseWriter, r *http.Request) {
 		"model_path":           s.cfg.Model,
 		"context_length":       s.maxModelLen(),
 		"max_total_num_tokens": s.kvCapacity(),
-		"version":              "enginetest",
+		"version":              s.version(),
 	}
 	if s.cfg.Slots > 0 {
 		info["max_running_requests"] = s.cfg.Slots

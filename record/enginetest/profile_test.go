@@ -103,7 +103,9 @@ func TestSchedulerHTTP(t *testing.T) {
 // batch fail: the second, before its first token, gets HTTP 500 with llama.cpp's
 // error body, the first an error event mid-stream; both are logged "kv".
 func TestLlamaUnifiedHTTP(t *testing.T) {
-	s := New(fast(Config{Scheduler: SchedulerLlamaUnified, KVTokens: 1000, Slots: 4}))
+	// Steps of 5ms: the first stream's last 400 tokens take 2s, time enough for
+	// the second request to arrive on a loaded machine.
+	s := New(Config{Scheduler: SchedulerLlamaUnified, KVTokens: 1000, Slots: 4, StepTime: 5 * time.Millisecond})
 	defer s.Close()
 	body := chatBody(strings.Repeat("w ", 100), 850)
 	b, _ := json.Marshal(body)

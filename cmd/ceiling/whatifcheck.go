@@ -1,0 +1,52 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/ceiling-llm/ceiling/analyze"
+	"github.com/ceiling-llm/ceiling/capacity"
+	"github.com/spf13/pflag"
+)
+
+// checkWhatIfChange refuses a --to-* value that names no deployment or workload: a
+// negative, zero, NaN or infinite length, a length beyond any context, a GPU count
+// or parallel size outside 1..maxGPUs, an unknown dtype or GPU. Each message names
+// the flag (exit 2, as plan's do); a value the user did not give is not checked.
+func checkWhatIfChange(fs *pflag.FlagSet, ch analyze.WhatIfChange) error {
+	maxCtx := float64(capacity.MaxContextTokens)
+	for _, f := range []struct {
+		name string
+		v    float64
+		max  float64
+	}{
+		{"to-prompt-tokens", ch.PromptTokens, maxCtx},
+		{"to-output-tokens", ch.OutputTokens, maxCtx},
+		{"to-max-model-len", float64(ch.MaxModelLen), maxCtx},
+		{"to-gpus", float64(ch.GPUs), maxGPUs},
+		{"to-tp", float64(ch.TP), maxGPUs},
+		{"to-dp", float64(ch.DP), maxGPUs},
+		{"to-pp", float64(ch.PP), maxGPUs},
+	} {
+		if !fs.Changed(f.name) {
+			continue
+		}
+		if math.IsNaN(f.v) || math.IsInf(f.v, 0) || f.v < 1 || f.v > f.max {
+			return fmt.Errorf("--%s must be from 1 to %d, got %s", f.name, int64(f.max), fs.Lookup(f.name).Value)
+		}
+	}
+	for _, f := range []struct{ name, v string }{{"to-kv-dtype", ch.KVDtype}, {"to-weight-dtype", ch.WeightDtype}} {
+		if fs.Changed(f.name) {
+			if _, err := capacity.NormalizeDtype(f.v); err != nil {
+				return fmt.Errorf("--%s: %w", f.name, err)
+			}
+		}
+	}
+	if fs.Changed("to-gpu") {
+		if _, err := capacity.LookupGPU(ch.GPU); err != nil {
+			return fmt.Errorf("--to-gpu %q is not in the catalog (%s)", ch.GPU, strings.Join(capacity.GPUNames(), ", "))
+		}
+	}
+	return nil
+}

@@ -40,11 +40,15 @@ const (
 	FromLLMPerf       = "llmperf"
 	FromInferencePerf = "inference-perf"
 	FromGenAIBench    = "genai-bench"
+	// FromLLMD is llm-d-benchmark's benchmark report v0.2 and FromInferenceX
+	// InferenceX's aggregated points: summary-level only (see summary.go).
+	FromLLMD       = "llm-d"
+	FromInferenceX = "inferencex"
 )
 
 // Froms lists the values --from accepts.
 var Froms = []string{FromAuto, FromVLLM, FromVLLMSweep, FromSGLang, FromAIPerf, FromGuideLLM,
-	FromLLMPerf, FromInferencePerf, FromGenAIBench}
+	FromLLMPerf, FromInferencePerf, FromGenAIBench, FromLLMD, FromInferenceX}
 
 // ErrSummaryOnly is wrapped by the error for a file that holds a tool's summary
 // but no per-request records.
@@ -261,6 +265,10 @@ func importFile(tool, path string) (*Run, error) {
 		return readInferencePerf(path)
 	case FromGenAIBench:
 		return readGenAIBench(path)
+	case FromLLMD:
+		return readLLMD(path)
+	case FromInferenceX:
+		return readInferenceX(path)
 	}
 	return nil, fmt.Errorf("import: unknown source tool %q (want one of %s)", tool, strings.Join(Froms, ", "))
 }

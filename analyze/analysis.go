@@ -19,6 +19,9 @@ type Analysis struct {
 	// Predictions are planners' predictions set beside the measured runs
 	// (predicted.go): never measurements, always marked predicted.
 	Predictions []PredictionCheck `json:"predictions,omitempty"`
+	// SummaryChecks are other tools' summary-level points (an llm-d benchmark
+	// report, InferenceX results) set beside the measured runs (summarycheck.go).
+	SummaryChecks []SummaryCheck `json:"summary_checks,omitempty"`
 }
 
 // Run is the analysis of one recorded run.

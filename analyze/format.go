@@ -136,6 +136,7 @@ func writeDoc(w io.Writer, a *Analysis, md bool) error {
 	}
 	writePredictions(&b, a, md)
 	writeSummaryChecks(&b, a, md)
+	writeMatchedSpeed(&b, a.MatchedSpeed, md)
 	for i, r := range a.Runs {
 		if i > 0 || len(a.Runs) > 1 {
 			b.WriteString("\n")

@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/ceiling-llm/ceiling/record/internal/sse"
@@ -107,6 +108,9 @@ type Result struct {
 	// Conn is true when the request failed before any HTTP response (dial refused,
 	// reset before headers): the server may be gone.
 	Conn bool
+	// ClientLimit is true when the request failed because this process ran out of
+	// file descriptors (EMFILE, ENFILE): the client's limit, not the server's.
+	ClientLimit bool
 }
 
 // Do sends one streaming request and measures it. ctx cancels it (the row then says
@@ -163,6 +167,13 @@ func (c *Client) Do(ctx context.Context, p Prompt, maxTokens int) Result {
 	}
 	if err != nil {
 		res.EndNs = time.Now().UnixNano()
+		if isFileLimit(err) {
+			// The client's limit, not the server's: named, and not counted as a
+			// server that stopped answering.
+			res.Err = c.sanitize(FileLimitText + " (" + err.Error() + "): raise the limit of open files, e.g. ulimit -n 65536 in the shell that runs ceiling, or lower --rate")
+			res.ClientLimit = true
+			return res
+		}
 		res.Err = c.sanitize(strings.Replace(c.failure(ctx, rctx, err, timeout), "mid-stream", "before a response", 1))
 		res.Conn = ctx.Err() == nil && context.Cause(rctx) != errStalled
 		return res
@@ -326,6 +337,16 @@ type kept struct{ chunks, textBytes int }
 // chunk per token (reasoning included), and a token is a few bytes of text.
 func keptLimits(maxTokens int) kept {
 	return kept{chunks: 8*maxTokens + 1024, textBytes: 256*maxTokens + 1<<20}
+}
+
+// FileLimitText begins the error of a request that failed on the client's limit of
+// open files.
+const FileLimitText = "the client ran out of file descriptors"
+
+// isFileLimit says whether err is this process (EMFILE) or the system (ENFILE)
+// running out of file descriptors.
+func isFileLimit(err error) bool {
+	return errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE)
 }
 
 // endOr is the end time of a stream: its last token chunk, else now.

@@ -3,6 +3,8 @@ package client
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -373,7 +375,16 @@ func (c *Client) failure(outer, inner context.Context, err error, timeout time.D
 		err = ue.Err // drop "Post URL:" — the URL is in the run info
 	}
 	msg := err.Error()
+	var certErr *tls.CertificateVerificationError
+	var authErr x509.UnknownAuthorityError
+	var hostErr x509.HostnameError
 	switch {
+	case errors.As(err, &certErr) || errors.As(err, &authErr) || errors.As(err, &hostErr):
+		return "TLS certificate not trusted: " + msg + " (a self-signed or private certificate: pass --insecure to skip verification, or add its CA to the system's trust store)"
+	case strings.Contains(msg, "malformed HTTP response") && strings.Contains(msg, `\x00\x00`):
+		// The answer began with binary HTTP/2 frames (a SETTINGS frame): the
+		// server speaks HTTP/2 only (h2c with prior knowledge).
+		return "the server answered with HTTP/2 frames: it speaks HTTP/2 only, and ceiling speaks HTTP/1.1 (one stream per connection, as the engines' benchmarks do): enable HTTP/1.1 on the server or put a proxy that speaks it in front"
 	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
 		return "connection closed mid-stream: " + msg
 	case strings.Contains(msg, "connection refused"):
@@ -438,11 +449,21 @@ func htmlTitle(body []byte) string {
 // target, without its credentials or query.
 func redirectText(resp *http.Response) string {
 	text := fmt.Sprintf("HTTP %d %s", resp.StatusCode, http.StatusText(resp.StatusCode))
-	if loc, err := resp.Location(); err == nil {
-		loc.User, loc.RawQuery, loc.Fragment = nil, "", ""
-		text += " to " + loc.String()
+	if t := redirectTarget(resp); t != "" {
+		text += " to " + t
 	}
 	return text + " (redirects are not followed: point --url at the server that answers)"
+}
+
+// redirectTarget is a redirect's Location without its credentials or query ("" if
+// none).
+func redirectTarget(resp *http.Response) string {
+	loc, err := resp.Location()
+	if err != nil {
+		return ""
+	}
+	loc.User, loc.RawQuery, loc.Fragment = nil, "", ""
+	return loc.String()
 }
 
 // notAStream says what a 2xx answer is when it is plainly not an SSE stream: an

@@ -19,6 +19,9 @@ type Analysis struct {
 	// Predictions are planners' predictions set beside the measured runs
 	// (predicted.go): never measurements, always marked predicted.
 	Predictions []PredictionCheck `json:"predictions,omitempty"`
+	// SummaryChecks are other tools' summary-level points (an llm-d benchmark
+	// report, InferenceX results) set beside the measured runs (summarycheck.go).
+	SummaryChecks []SummaryCheck `json:"summary_checks,omitempty"`
 	// MatchedSpeed compares the runs (and predictions) at the same per-user
 	// speeds (matchedspeed.go); absent with fewer than two curves.
 	MatchedSpeed *MatchedSpeed `json:"matched_speed,omitempty"`

@@ -61,7 +61,7 @@ func (r *recorder) prepareWorkload(ctx context.Context, pr probe.Probe) (*worklo
 		if _, err := r.probeRequest(ctx, "Say hello."); err != nil {
 			return nil, err
 		}
-		cfg := workload.DatasetConfig{Seed: o.Seed, MaxTokens: o.OutputTokens, MaxTotal: o.DatasetMaxTokens, Need: r.requestsPlanned()}
+		cfg := workload.DatasetConfig{Seed: o.workloadSeed(), MaxTokens: o.OutputTokens, MaxTotal: o.DatasetMaxTokens, Need: r.requestsPlanned()}
 		if o.OutputLengths != "" {
 			cfg.Output, _ = workload.ParseLengths(o.OutputLengths) // validated
 		}

@@ -98,6 +98,11 @@ func (r *recorder) sweep(ctx context.Context, start int) error {
 			r.info.StopReason = "interrupted before level " + fmt.Sprint(i)
 			return ErrInterrupted
 		}
+		if err := r.waitForWindow(ctx, lv.index); err != nil {
+			r.info.Interrupted = true
+			r.info.StopReason = "interrupted before level " + fmt.Sprint(i)
+			return ErrInterrupted
+		}
 		li, gone, failing, err := r.runLevel(ctx, hard, lv, total)
 		if err != nil {
 			// A part of the level could not be written: it is not done.

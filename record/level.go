@@ -110,7 +110,11 @@ func (l *levelRun) exchange(idx int64, worker int32, scheduled int64, prompt cli
 			l.cancel()
 		}
 	}
-	if res.Conn {
+	if res.ClientLimit {
+		// More requests would fail the same way: stop the level; the sweep says why.
+		l.goneMsg.CompareAndSwap(nil, res.Err)
+		l.cancel()
+	} else if res.Conn {
 		if l.connFails.Add(1) >= l.goneAfter {
 			l.goneMsg.CompareAndSwap(nil, res.Err)
 			l.cancel()

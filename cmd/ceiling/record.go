@@ -256,7 +256,7 @@ func runRecord(ctx context.Context, e env, args []string) int {
 
 	cfg.checkPlan(e.stderr, opts)
 	info, err := record.Record(ctx, opts)
-	if info.RunID != "" && (err == nil || errors.Is(err, record.ErrInterrupted) || errors.Is(err, record.ErrServerGone) || errors.Is(err, record.ErrLevelFailed)) {
+	if info.RunID != "" && (err == nil || errors.Is(err, record.ErrInterrupted) || errors.Is(err, record.ErrServerGone) || errors.Is(err, record.ErrClientFileLimit) || errors.Is(err, record.ErrLevelFailed)) {
 		where := opts.Output
 		if where == "-" {
 			where = "stdout"

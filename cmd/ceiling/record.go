@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ceiling-llm/ceiling/record"
+	"github.com/ceiling-llm/ceiling/shard"
 	"github.com/ceiling-llm/ceiling/trace"
 	"github.com/spf13/pflag"
 )
@@ -30,6 +31,11 @@ const recordExample = `Example:
   ceiling record --url http://10.0.0.5:8000 --concurrency 1,4,16,64 \
       --gpu-metrics-url http://10.0.0.5:9400/metrics \
       --gpu-metrics-url http://10.0.0.6:9400/metrics -o run.parquet
+
+  # shard 1 of 3 of one sweep (run the other two elsewhere), then merge the three:
+  ceiling record --url http://10.0.0.5:8000 --shard 1/3 --start-at 2026-12-02T10:00:00Z \
+      --concurrency 48,96,192 --duration-per-level 120s -o 'run-{shard}.parquet'
+  ceiling merge run-0.parquet run-1.parquet run-2.parquet -o run.parquet
 `
 
 // runRecord is `ceiling record`: flags → record.Options → record.Record.
@@ -74,6 +80,7 @@ func runRecord(ctx context.Context, e env, args []string) int {
 	ignoreEOS := fs.Bool("ignore-eos", false, "send ignore_eos: true so output lengths are exact on servers that honour it")
 	timeout := fs.Duration("timeout", 5*time.Minute, "fail a request that receives no token for this long (a stalled stream; SSE keep-alive comments do not count)")
 	requestTimeout := fs.Duration("request-timeout", record.DefaultRequestTimeout, "fail a request that has not finished after this long, however much it still sends")
+	probeTimeout := fs.Duration("probe-timeout", 10*time.Second, "wait this long for each answer of the probe before the sweep (/v1/models, /metrics, ...); a server that scales to zero may need more; with --model a slow model list is skipped")
 	grace := fs.Duration("grace", 30*time.Second, "on Ctrl-C, wait this long for requests in flight before recording them as cancelled")
 	metricsURL := fs.String("metrics-url", "", "Prometheus metrics to scrape during the run (default: the server's /metrics when it answers; off = none)")
 	scrape := fs.Duration("scrape-interval", time.Second, "metrics scrape interval")
@@ -85,6 +92,10 @@ func runRecord(ctx context.Context, e env, args []string) int {
 	force := fs.Bool("force", false, "replace an existing -o FILE, its metrics sidecar and an interrupted run's FILE.parts")
 	seed := fs.Uint64("seed", 0, "seed of the synthetic prompts, their lengths and open-loop arrivals (default: a fresh one per run, recorded in the trace, so that no two runs send the same prompts; give a run's seed to repeat it on purpose)")
 	notes := fs.String("notes", "", "free text stored with the run")
+	shardFlag := fs.String("shard", "", "run shard I of N of the sweep (0-based, e.g. 0/3): each level's concurrency or rate is split across the shards; 'ceiling merge' joins their traces (default: from JOB_COMPLETION_INDEX and CEILING_SHARD_COUNT in a Kubernetes Indexed Job)")
+	startAt := fs.String("start-at", "", "start the sweep at this absolute time (RFC 3339, e.g. 2026-12-02T10:00:00Z) and run level k in its own window of the schedule, the same on every shard; needs --duration-per-level")
+	scheduleGap := fs.Duration("schedule-gap", shard.DefaultGap, "with --start-at, the pause between scheduled levels, for the requests in flight at a level's end to finish")
+	runID := fs.String("run-id", "", "id of the run (default: the start time and a random suffix; shards of one sweep must share it, which --start-at gives them)")
 	var cf capacityFlags
 	cf.addDeployment(fs) // stored as declared, not measured
 	cfgFlags := addConfigFlags(fs)
@@ -122,6 +133,7 @@ func runRecord(ctx context.Context, e env, args []string) int {
 		{"duration-per-level", *perLevelDur <= 0},
 		{"timeout", *timeout <= 0},
 		{"request-timeout", *requestTimeout <= 0},
+		{"probe-timeout", *probeTimeout <= 0},
 		{"scrape-interval", *scrape <= 0},
 	} {
 		if fs.Changed(f.name) && f.bad {
@@ -156,6 +168,7 @@ func runRecord(ctx context.Context, e env, args []string) int {
 		IgnoreEOS:          *ignoreEOS,
 		Timeout:            *timeout,
 		RequestTimeout:     *requestTimeout,
+		ProbeTimeout:       *probeTimeout,
 		Grace:              *grace,
 		Abort:              e.abort,
 		MetricsURL:         *metricsURL,
@@ -226,6 +239,9 @@ func runRecord(ctx context.Context, e env, args []string) int {
 			return usageErr("--replay-speed: " + err.Error())
 		}
 	}
+	if code, ok := shardOptions(e, fs, &opts, *shardFlag, *startAt, *scheduleGap, *runID, usageErr); !ok {
+		return code
+	}
 	if msg := searchFlags(fs, &opts, searchFlagValues{ttft: *sloTTFT, tpot: *sloTPOT, itl: *sloITL, e2e: *sloE2E,
 		goodput: *minGoodput, errors: *maxErrors, knee: *knee, kvEvidence: *kvEvidence, kvUsage: *kvUsage,
 		resolution: *resolution, beyondKV: *beyondKV, sustain: *sustain, start: *searchStart}); msg != "" {
@@ -240,7 +256,7 @@ func runRecord(ctx context.Context, e env, args []string) int {
 
 	cfg.checkPlan(e.stderr, opts)
 	info, err := record.Record(ctx, opts)
-	if info.RunID != "" && (err == nil || errors.Is(err, record.ErrInterrupted) || errors.Is(err, record.ErrServerGone) || errors.Is(err, record.ErrLevelFailed)) {
+	if info.RunID != "" && (err == nil || errors.Is(err, record.ErrInterrupted) || errors.Is(err, record.ErrServerGone) || errors.Is(err, record.ErrClientFileLimit) || errors.Is(err, record.ErrLevelFailed)) {
 		where := opts.Output
 		if where == "-" {
 			where = "stdout"
@@ -256,6 +272,11 @@ func runRecord(ctx context.Context, e env, args []string) int {
 			fmt.Fprintf(e.stderr, "%s\n", info.Search.Answer)
 		}
 	}
+	if err == nil && allFailed(info) {
+		// The trace is kept (its error column says why), but nothing was measured.
+		fmt.Fprintf(e.stderr, "ceiling record: every one of the %d measured requests failed: the trace holds no measurement (its error column, or ceiling analyze, says why)\n", measured(info))
+		return exitFailed
+	}
 	if err != nil {
 		fmt.Fprintf(e.stderr, "ceiling record: %v\n", err)
 		if errors.Is(err, record.ErrInterrupted) {
@@ -264,6 +285,24 @@ func runRecord(ctx context.Context, e env, args []string) int {
 		return exitFailed
 	}
 	return exitOK
+}
+
+// measured is how many measured requests the run's levels hold.
+func measured(info trace.RunInfo) int {
+	n := 0
+	for _, l := range info.Levels {
+		n += l.Requests
+	}
+	return n
+}
+
+// allFailed says whether the run measured requests and every one failed.
+func allFailed(info trace.RunInfo) bool {
+	errs := 0
+	for _, l := range info.Levels {
+		errs += l.Errors
+	}
+	return measured(info) > 0 && errs >= measured(info)
 }
 
 func parseInts(s string) ([]int, error) {

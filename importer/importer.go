@@ -20,7 +20,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -194,6 +193,9 @@ func readFiles(ctx context.Context, files []string, opt Options) ([]*Run, error)
 		if err != nil {
 			return nil, err
 		}
+		if err := checkRun(r, f); err != nil {
+			return nil, err
+		}
 		runs = append(runs, r)
 	}
 	return runs, nil
@@ -341,7 +343,5 @@ func endOffsetNs(r *Request) int64 {
 	}
 	return 0
 }
-
-func secondsToNs(s float64) int64 { return int64(math.Round(s * 1e9)) }
 
 func ptrTo[T any](v T) *T { return &v }

@@ -36,11 +36,15 @@ func checkWhatIfChange(fs *pflag.FlagSet, ch analyze.WhatIfChange) error {
 			return fmt.Errorf("--%s must be from 1 to %d, got %s", f.name, int64(f.max), fs.Lookup(f.name).Value)
 		}
 	}
-	for _, f := range []struct{ name, v string }{{"to-kv-dtype", ch.KVDtype}, {"to-weight-dtype", ch.WeightDtype}} {
-		if fs.Changed(f.name) {
-			if _, err := capacity.NormalizeDtype(f.v); err != nil {
-				return fmt.Errorf("--%s: %w", f.name, err)
-			}
+	if fs.Changed("to-kv-dtype") {
+		if _, err := capacity.NormalizeDtype(ch.KVDtype); err != nil {
+			return fmt.Errorf("--to-kv-dtype: %w", err)
+		}
+	}
+	if fs.Changed("to-weight-dtype") {
+		// Weights also come in 4-bit formats a KV cache does not.
+		if err := capacity.CheckWeightDtype(ch.WeightDtype); err != nil || ch.WeightDtype == "" {
+			return fmt.Errorf("--to-weight-dtype: unknown weight dtype %q (want bf16, fp16, fp8, int8, fp4, nvfp4, mxfp4, int4)", ch.WeightDtype)
 		}
 	}
 	if fs.Changed("to-gpu") {

@@ -24,6 +24,8 @@ func TestWhatIfRefusesInvalidChanges(t *testing.T) {
 		{"--to-dp", "-1"},
 		{"--to-pp", "0"},
 		{"--to-kv-dtype", "fp7"},
+		{"--to-weight-dtype", "fp7"},
+		{"--to-weight-dtype", ""},
 		{"--to-gpu", "no-such-gpu"},
 	}
 	for _, tt := range tests {
@@ -33,5 +35,17 @@ func TestWhatIfRefusesInvalidChanges(t *testing.T) {
 				t.Errorf("exit %d, want %d naming %s\nstdout: %.300s\nstderr: %s", code, exitUsage, tt.flag, stdout, stderr)
 			}
 		})
+	}
+}
+
+// --to-weight-dtype takes the 4-bit formats --weight-dtype takes (a KV dtype check
+// refused int4 and nvfp4).
+func TestWhatIfWeightDtypes(t *testing.T) {
+	base := []string{"whatif", "../../samples/llamacpp-d768-4slots.parquet", "--model-config", "../../samples/models/llama-3.1-8b.json", "--gpu", "h100-sxm"}
+	for _, d := range []string{"int4", "nvfp4", "fp8", "bf16"} {
+		code, stdout, stderr := runCLI(append(base, "--to-weight-dtype", d)...)
+		if code != exitOK || !strings.Contains(stdout, "--to-weight-dtype "+d) {
+			t.Errorf("--to-weight-dtype %s: exit %d\n%s\n%s", d, code, stdout, stderr)
+		}
 	}
 }

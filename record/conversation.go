@@ -27,13 +27,8 @@ func (c conversations) run(stop <-chan struct{}, take func() (int64, bool), _ fu
 			for {
 				var conv *workload.Conversation
 				for turn := 1; turn <= c.turns; turn++ {
-					if turn > 1 && c.think > 0 {
-						t := time.NewTimer(c.think)
-						select {
-						case <-t.C:
-						case <-stop:
-							t.Stop()
-						}
+					if turn > 1 {
+						sleepFor(c.think, stop)
 					}
 					idx, ok := take()
 					if !ok {

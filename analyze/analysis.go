@@ -19,6 +19,9 @@ type Analysis struct {
 	// Predictions are planners' predictions set beside the measured runs
 	// (predicted.go): never measurements, always marked predicted.
 	Predictions []PredictionCheck `json:"predictions,omitempty"`
+	// MatchedSpeed compares the runs (and predictions) at the same per-user
+	// speeds (matchedspeed.go); absent with fewer than two curves.
+	MatchedSpeed *MatchedSpeed `json:"matched_speed,omitempty"`
 }
 
 // Run is the analysis of one recorded run.
@@ -115,6 +118,13 @@ type Level struct {
 	TPOT             Summary `json:"tpot_s"`
 	ITL              Summary `json:"itl_s"`
 	E2E              Summary `json:"e2e_s"`
+	// TTFTFromScheduled and E2EFromScheduled are, in open loop, the latencies
+	// measured from each request's scheduled send (scheduled_ns) rather than its
+	// actual send: corrected for coordinated omission, so a client that fell
+	// behind its arrival schedule does not hide the server's queue. Null in
+	// closed loop, where a request is sent when it is scheduled.
+	TTFTFromScheduled *Summary `json:"ttft_from_scheduled_s,omitempty"`
+	E2EFromScheduled  *Summary `json:"e2e_from_scheduled_s,omitempty"`
 	// ITLHistogram is the pooled ITL distribution, for the report.
 	ITLHistogram *Histogram `json:"itl_histogram,omitempty"`
 	// Workload is the level's request lengths, asked and recorded, and its
@@ -154,6 +164,20 @@ type Summary struct {
 	P90  *float64 `json:"p90"`
 	P95  *float64 `json:"p95"`
 	P99  *float64 `json:"p99"`
+	// Tail holds p99.9 and the percentiles asked for (Options.Percentiles), each
+	// null with a note when the level has too few values to tell it (tail.go).
+	Tail []TailPercentile `json:"tail,omitempty"`
+}
+
+// TailPercentile is one tail percentile of a latency. Value is null when fewer
+// than Need values were measured: then Note says so ("p99.9 needs ≥ 1,000
+// requests; this level has 240") and no number is given.
+type TailPercentile struct {
+	P     float64  `json:"p"`
+	Value *float64 `json:"value"`
+	N     int      `json:"n"`
+	Need  int      `json:"need"`
+	Note  string   `json:"note,omitempty"`
 }
 
 // Histogram has bucket edges in seconds (len(Counts)+1 edges).

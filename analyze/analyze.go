@@ -154,7 +154,7 @@ func buildRun(src *source, acc *runAcc, own bool, opt Options) (*Run, error) {
 	slices.Sort(keys)
 	for _, k := range keys {
 		l := acc.levels[k]
-		lv := l.finish(k, opt.SLO)
+		lv := l.finish(k, opt.SLO, tailPercentiles(opt.Percentiles))
 		sourceLevel(&lv, metaLevels[int(k)])
 		if m := metaLevels[int(k)]; m != nil {
 			lv.Repeat = m.Repeat

@@ -135,6 +135,7 @@ func writeDoc(w io.Writer, a *Analysis, md bool) error {
 		b.WriteString("\n")
 	}
 	writePredictions(&b, a, md)
+	writeMatchedSpeed(&b, a.MatchedSpeed, md)
 	for i, r := range a.Runs {
 		if i > 0 || len(a.Runs) > 1 {
 			b.WriteString("\n")

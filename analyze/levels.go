@@ -201,37 +201,40 @@ func (c *batchCols) load(rec arrow.Record, cols map[string]int, all bool) {
 
 // levelAcc accumulates the statistics of one level in the second pass.
 type levelAcc struct {
-	w               *windowAcc
-	ws, we          int64 // steady-state window
-	steady          bool
-	requests        int
-	errors          int
-	kinds           map[string]int
-	groups          errorGroups
-	ttft, ttfc      []int64
-	e2e             []int64
-	tpot, perUser   []float64
-	itl             gapHist
-	outTokens       int64
-	promptSum       int64
-	promptN         int
-	winTokens       float64
-	winDone         int
-	good            int
-	decodeNs        float64
-	waitNs          float64
-	usageRows       int // successful rows with usage token counts
-	chunkRows       int // successful rows whose tokens were counted from chunks
-	exactRows       int // usage rows with exactly one token per chunk
-	moreChunks      int // usage rows with >2% more chunks than tokens
-	fewerChunks     int // usage rows with >2% fewer chunks than tokens
-	usageTokens     int64
-	usageChunks     int64
-	lags            []int64 // open loop: sent − scheduled
-	every, seen     int
-	timeline        []TimelineRequest
-	timelineThinned bool
-	bins            binAcc // the window in time bins, for the bootstrap
+	w             *windowAcc
+	ws, we        int64 // steady-state window
+	steady        bool
+	requests      int
+	errors        int
+	kinds         map[string]int
+	groups        errorGroups
+	ttft, ttfc    []int64
+	e2e           []int64
+	tpot, perUser []float64
+	itl           gapHist
+	outTokens     int64
+	promptSum     int64
+	promptN       int
+	winTokens     float64
+	winDone       int
+	good          int
+	decodeNs      float64
+	waitNs        float64
+	usageRows     int // successful rows with usage token counts
+	chunkRows     int // successful rows whose tokens were counted from chunks
+	exactRows     int // usage rows with exactly one token per chunk
+	moreChunks    int // usage rows with >2% more chunks than tokens
+	fewerChunks   int // usage rows with >2% fewer chunks than tokens
+	usageTokens   int64
+	usageChunks   int64
+	lags          []int64 // open loop: sent − scheduled
+	// ttftSched and e2eSched are the open-loop latencies of successful requests
+	// measured from the scheduled send (corrected for coordinated omission).
+	ttftSched, e2eSched []int64
+	every, seen         int
+	timeline            []TimelineRequest
+	timelineThinned     bool
+	bins                binAcc // the window in time bins, for the bootstrap
 }
 
 // runAcc accumulates one run (one run_id of one source).
@@ -388,6 +391,11 @@ func (p *statsPass) row(c *batchCols, i int, l *levelAcc, run *runAcc) {
 	ttft, e2e := ft-sent, end-sent
 	l.ttft = append(l.ttft, ttft)
 	l.e2e = append(l.e2e, e2e)
+	if l.w.rate > 0 {
+		sched := c.sched.Value(i)
+		l.ttftSched = append(l.ttftSched, ft-sched)
+		l.e2eSched = append(l.e2eSched, end-sched)
+	}
 	if c.firstCon.IsValid(i) {
 		l.ttfc = append(l.ttfc, c.firstCon.Value(i)-sent)
 	}
@@ -471,7 +479,7 @@ func overlap(a, b, ws, we int64) float64 {
 func (s SLO) hasSLO() bool { return s.TTFT != nil || s.TPOT != nil || s.E2E != nil }
 
 // finish turns the accumulated level into its statistics.
-func (l *levelAcc) finish(level int32, slo SLO) Level {
+func (l *levelAcc) finish(level int32, slo SLO, tail []float64) Level {
 	w := l.w
 	out := Level{
 		Level:       int(level),
@@ -521,6 +529,20 @@ func (l *levelAcc) finish(level int32, slo SLO) Level {
 	out.E2E = summarizeNs(l.e2e)
 	out.TPOT = summarize(l.tpot)
 	out.ITL = l.itl.summary()
+	// The tail percentiles, each with its sample-size guard (tail.go); the
+	// slices are sorted by the summaries above.
+	out.TTFT.Tail = tailNs(l.ttft, tail, "requests")
+	out.E2E.Tail = tailNs(l.e2e, tail, "requests")
+	out.TPOT.Tail = tailFloat(l.tpot, tail, "requests")
+	out.ITL.Tail = l.itl.tail(tail)
+	if w.rate > 0 {
+		co := summarizeNs(l.ttftSched)
+		co.Tail = tailNs(l.ttftSched, tail, "requests")
+		out.TTFTFromScheduled = &co
+		co = summarizeNs(l.e2eSched)
+		co.Tail = tailNs(l.e2eSched, tail, "requests")
+		out.E2EFromScheduled = &co
+	}
 	out.ITLHistogram = l.itl.histogram()
 	return out
 }

@@ -26,6 +26,9 @@ type Options struct {
 	// Resamples is the number of bootstrap resamples behind the confidence intervals
 	// and the ceiling's stability (0 = 1000; negative = no bootstrap).
 	Resamples int
+	// Percentiles are tail percentiles (0 < p < 100) to report beside p99.9 for
+	// every latency, each with its sample-size guard (tail.go).
+	Percentiles []float64
 }
 
 // Prepare computes the declared deployment once (Deployment), unless it is there

@@ -57,3 +57,34 @@ func textOrMD(s string, md bool) string {
 	}
 	return textSafe(s)
 }
+
+// writeMatchedSpeed writes the comparison at the same per-user speeds.
+func writeMatchedSpeed(b *strings.Builder, m *MatchedSpeed, md bool) {
+	if m == nil {
+		return
+	}
+	heading(b, md, 1, "At the same per-user speed (tok/s per GPU, $ per million output tokens)")
+	head := []string{"user tok/s"}
+	for _, c := range m.Curves {
+		head = append(head, c.Name)
+	}
+	t := &table{head: head}
+	for i, s := range m.Speeds {
+		row := []string{numCell(s, 1)}
+		for _, c := range m.Curves {
+			cell := optCell(c.OutputTokSPerGPU[i], 1)
+			if c.CostPerMOutput[i] != nil {
+				cell += fmt.Sprintf(" ($%.3f)", *c.CostPerMOutput[i])
+			}
+			row = append(row, cell)
+		}
+		t.rows = append(t.rows, row)
+	}
+	_ = t.write(b, md)
+	if m.GPUHourCost == nil {
+		b.WriteString("no --gpu-hour-cost given: no cost per million tokens\n")
+	} else {
+		fmt.Fprintf(b, "cost at $%.2f per GPU-hour for every run\n", *m.GPUHourCost)
+	}
+	fmt.Fprintf(b, "method: %s\n\n", textOrMD(m.Method, md))
+}

@@ -73,6 +73,9 @@ func WhatIf(r *Run, opt Options, change WhatIfChange) (*WhatIfResult, error) {
 	if len(rows) > 1 {
 		res.Change = rows[1].Scenario
 	}
+	if change.GPU != "" || change.WeightDtype != "" || change.GPUs > 0 || change.TP > 0 || change.DP > 0 || change.PP > 0 || change.EP != nil {
+		res.Notes = append(res.Notes, "another GPU, precision or shape: the intervals say how the share of the roofline moves with the batch, not how it moves between kernels and GPUs; against public measurements such changes missed by 20-70% with the intervals covering none (docs/validation.md): measure before buying")
+	}
 	switch {
 	case curve.note != "":
 		res.Notes = append(res.Notes, curve.note)

@@ -141,6 +141,9 @@ func PlanBudget(c *ModelConfig, in BudgetInput) (*PlanResult, error) {
 	if in.ReserveGiB < 0 {
 		in.ReserveGiB = DefaultReserveGiB
 	}
+	if err := CheckEngineShape(c, shape); err != nil {
+		return nil, err
+	}
 	kv, err := NewKVModel(c, in.TP, in.KVDtype)
 	if err != nil {
 		return nil, err

@@ -167,3 +167,13 @@ func EstimateWeights(c *ModelConfig, weightDtype string, paramsB float64) (Weigh
 	}
 	return w, nil
 }
+
+// CheckWeightDtype refuses a weight precision the weight estimate does not know
+// (BudgetInput.WeightDtype; "" is the config's own).
+func CheckWeightDtype(d string) error {
+	switch strings.ToLower(d) {
+	case "", "bf16", "fp16", "bfloat16", "float16", "fp32", "float32", "fp8", "int8", "fp4", "nvfp4", "mxfp4", "int4":
+		return nil
+	}
+	return fmt.Errorf("unknown weight dtype %q (want bf16, fp16, fp8, int8, fp4, nvfp4, mxfp4, int4)", d)
+}

@@ -64,10 +64,17 @@ func detectContent(name string, head []byte) (string, error) {
 	if bytes.HasPrefix(text, []byte("Metric,")) {
 		return FromAIPerf, nil // AIPerf's CSV summary; readAIPerf says where the records are
 	}
+	if bytes.Contains(text, []byte("request_performance:")) && bytes.Contains(text, []byte("scenario:")) && bytes.Contains(text, []byte("version:")) {
+		return FromLLMD, nil // an llm-d-benchmark report in YAML
+	}
 	if len(text) == 0 || (text[0] != '{' && text[0] != '[') {
 		return "", fmt.Errorf("%s: %w (not JSON)", name, ErrUnknownFormat)
 	}
 	switch {
+	case has("request_performance") && has("scenario"):
+		return FromLLMD, nil
+	case has("output_tput_per_gpu") && has("conc"):
+		return FromInferenceX, nil
 	case text[0] == '[' && has("ttft_s") && has("end_to_end_latency_s"):
 		return FromLLMPerf, nil
 	case text[0] == '{' && has("results_ttft_s_mean", "results_num_completed_requests_per_min"):

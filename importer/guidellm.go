@@ -2,7 +2,6 @@ package importer
 
 import (
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -303,7 +302,7 @@ func guidellmRequest(o object, status string) (Request, error) {
 	}
 	// Epoch seconds as float64 hold about 0.2 µs at today's dates; the offsets are
 	// taken in float64 before rounding.
-	r.SentNs = int64(math.Round(start * 1e9))
+	r.SentNs = secondsToNs(start)
 	if hasEnd {
 		r.E2E = ptrTo(end - start)
 	}

@@ -20,7 +20,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -40,11 +39,15 @@ const (
 	FromLLMPerf       = "llmperf"
 	FromInferencePerf = "inference-perf"
 	FromGenAIBench    = "genai-bench"
+	// FromLLMD is llm-d-benchmark's benchmark report v0.2 and FromInferenceX
+	// InferenceX's aggregated points: summary-level only (see summary.go).
+	FromLLMD       = "llm-d"
+	FromInferenceX = "inferencex"
 )
 
 // Froms lists the values --from accepts.
 var Froms = []string{FromAuto, FromVLLM, FromVLLMSweep, FromSGLang, FromAIPerf, FromGuideLLM,
-	FromLLMPerf, FromInferencePerf, FromGenAIBench}
+	FromLLMPerf, FromInferencePerf, FromGenAIBench, FromLLMD, FromInferenceX}
 
 // ErrSummaryOnly is wrapped by the error for a file that holds a tool's summary
 // but no per-request records.
@@ -190,6 +193,9 @@ func readFiles(ctx context.Context, files []string, opt Options) ([]*Run, error)
 		if err != nil {
 			return nil, err
 		}
+		if err := checkRun(r, f); err != nil {
+			return nil, err
+		}
 		runs = append(runs, r)
 	}
 	return runs, nil
@@ -261,6 +267,10 @@ func importFile(tool, path string) (*Run, error) {
 		return readInferencePerf(path)
 	case FromGenAIBench:
 		return readGenAIBench(path)
+	case FromLLMD:
+		return readLLMD(path)
+	case FromInferenceX:
+		return readInferenceX(path)
 	}
 	return nil, fmt.Errorf("import: unknown source tool %q (want one of %s)", tool, strings.Join(Froms, ", "))
 }
@@ -333,7 +343,5 @@ func endOffsetNs(r *Request) int64 {
 	}
 	return 0
 }
-
-func secondsToNs(s float64) int64 { return int64(math.Round(s * 1e9)) }
 
 func ptrTo[T any](v T) *T { return &v }

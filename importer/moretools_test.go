@@ -3,6 +3,7 @@ package importer_test
 import (
 	"context"
 	"errors"
+	"math"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -56,6 +57,10 @@ func TestMoreTools(t *testing.T) {
 			mayDiffer: []string{"tpot", "itl", "output_tok_s", "request_s"}, minChecks: 30},
 		{name: "inference-perf stage summary alone (real, kubecon demo)", files: []string{filepath.Join(td, "inference-perf", "kubecon-llama31-8b-summary-only", "stage_3_lifecycle_metrics.json")},
 			refused: "report.request_lifecycle.per_request: true", summary: true},
+		{name: "llm-d benchmark report v0.2 (real converter output)", files: []string{filepath.Join(td, "llm-d", "vllm_benchmark.v0_2.yaml")},
+			refused: "--save-detailed", summary: true},
+		{name: "InferenceX points (built from the schema)", files: []string{filepath.Join(td, "inferencex", "agg_points.json")},
+			refused: "per-configuration summaries (2 points)", summary: true},
 		{name: "inference-perf directory without per-request records (real)", files: []string{filepath.Join(td, "inference-perf", "kubecon-llama31-8b-summary-only")},
 			refused: "report.request_lifecycle.per_request: true", summary: true},
 	}
@@ -119,5 +124,54 @@ func TestMoreTools(t *testing.T) {
 			}
 			t.Logf("%d of the tool's numbers compared, %d differ", r.SourceComparison.Checked, len(r.SourceComparison.Differences))
 		})
+	}
+}
+
+// TestSummaryPoints reads the summary-level files into points marked so, every
+// number in ceiling's units (seconds, tokens per second) as the file states it.
+func TestSummaryPoints(t *testing.T) {
+	llmd, err := importer.ReadSummary(filepath.Join("testdata", "llm-d", "vllm_benchmark.v0_2.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !llmd.SummaryLevel || llmd.Tool != "llm-d" || len(llmd.Points) != 1 || llmd.Version != "harness vllm-benchmark" {
+		t.Fatalf("llm-d summary %+v", llmd)
+	}
+	p := llmd.Points[0]
+	checks := []struct {
+		name string
+		got  *float64
+		want float64
+	}{
+		{"ttft mean", p.TTFT.Mean, 0.0538569}, {"ttft p50", p.TTFT.P50, 0.0508835}, {"ttft p99", p.TTFT.P99, 0.1147431},
+		{"tpot mean", p.TPOT.Mean, 0.0134707}, {"e2e mean", p.E2E.Mean, 13.8344001},
+		{"output tok/s", p.OutputTokS, 5197.9355}, {"req/s", p.RequestS, 5.0761}, {"per-user tok/s", p.PerUserTokS, 1 / 0.0134707},
+	}
+	for _, c := range checks {
+		if c.got == nil || math.Abs(*c.got-c.want) > 1e-9*math.Max(1, c.want) {
+			t.Errorf("llm-d %s = %v, want %g", c.name, c.got, c.want)
+		}
+	}
+	if p.Concurrency != 512 || p.Rate != 0 || p.Requests != 200 || p.Failures != 2 || p.OutputTokSPerGPU != nil {
+		t.Errorf("llm-d point %+v: want concurrency 512, 200 requests, 2 failures, no per-GPU figure (no GPUs in the report)", p)
+	}
+
+	ix, err := importer.ReadSummary(filepath.Join("testdata", "inferencex", "agg_points.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ix.SummaryLevel || ix.Tool != "inferencex" || len(ix.Points) != 2 {
+		t.Fatalf("InferenceX summary %+v", ix)
+	}
+	a, b := ix.Points[0], ix.Points[1]
+	if a.GPU != "b200" || a.GPUs != 4 || a.Concurrency != 32 || *a.OutputTokSPerGPU != 890.12 || math.Abs(*a.OutputTokS-4*890.12) > 1e-9 ||
+		*a.TTFT.P50 != 0.456 || *a.TPOT.Mean != 0.0125 || *a.PerUserTokS != 83.33333333333333 || *a.E2E.P50 != 1.234 {
+		t.Errorf("InferenceX agg point %+v", a)
+	}
+	if b.GPU != "h200" || b.GPUs != 4 || b.Concurrency != 64 || *b.OutputTokSPerGPU != 1390.7 || *b.TTFT.Mean != 0.094 || b.PerUserTokS != nil {
+		t.Errorf("InferenceX dashboard point %+v", b)
+	}
+	if _, err := importer.ReadSummary(filepath.Join("testdata", "genai-bench", "regression_main_branch")); err == nil || !strings.Contains(err.Error(), "import it") {
+		t.Errorf("a per-request result read as a summary: %v", err)
 	}
 }

@@ -65,8 +65,16 @@ func LengthOK(windowS, lifetimeP50S float64) bool {
 // so far) meets the completion and length rules with Margin to spare, and has lasted
 // steadyState (SteadyState but in tests).
 func Sized(c, done int, steady, lifetimeP50, steadyState time.Duration) bool {
-	if done < int(math.Ceil(Margin*float64(MinCompletions(c)))) || steady < steadyState {
-		return false
-	}
-	return steady.Seconds() >= Margin*MinWindowLifetimes*lifetimeP50.Seconds()
+	return done >= SizedCompletions(c) && steady >= SizedWindow(lifetimeP50, steadyState)
+}
+
+// SizedCompletions is how many completions a default-sized level's window holds
+// at least: MinCompletions with Margin.
+func SizedCompletions(c int) int { return int(math.Ceil(Margin * float64(MinCompletions(c)))) }
+
+// SizedWindow is how long a default-sized level's window lasts at least, for
+// requests of median lifetime lifetimeP50: MinWindowLifetimes with Margin, and
+// steadyState.
+func SizedWindow(lifetimeP50, steadyState time.Duration) time.Duration {
+	return max(steadyState, time.Duration(Margin*MinWindowLifetimes*float64(lifetimeP50)))
 }

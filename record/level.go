@@ -153,30 +153,40 @@ func (r *recorder) runLevel(ctx, hard context.Context, lv level, total int) (li 
 	cpu0 := cpuTime()
 	wall0 := time.Now()
 
+	scale := max(lv.scale, 1) // a search's rerun of an invalid level, longer
 	l := &levelRun{r: r, lv: lv, hard: hard, baseID: r.nextID,
-		count:     o.Warmup + o.RequestsPerLevel, // 0 in duration mode (until the deadline)
+		count:     o.Warmup + o.RequestsPerLevel*scale, // 0 in duration mode (until the deadline)
 		goneAfter: int64(max(8, 2*max(lv.concurrency, 1)))}
 	if o.DurationPerLevel > 0 {
 		l.count = 0
-		l.deadline = wall0.Add(o.DurationPerLevel)
+		l.deadline = wall0.Add(o.DurationPerLevel * time.Duration(scale))
 	}
-	if lv.speed > 0 {
+	switch {
+	case lv.duration > 0:
+		l.count = 0
+		l.deadline = wall0.Add(lv.duration)
+	case lv.speed > 0:
 		l.count = len(r.replay)
-	} else if o.defaultSize() {
+	case o.defaultSize():
 		// Sized by sizing.go's rule: warm-up requests still come first by index.
 		l.count = 0
+		maxDur := o.MaxLevelDuration * time.Duration(scale)
+		steady := levelrule.SteadyState
+		if o.steadyState > 0 {
+			steady = o.steadyState
+		}
+		steady *= time.Duration(scale)
 		if lv.rate > 0 {
-			l.deadline = wall0.Add(min(levelrule.SteadyState+time.Duration(float64(o.Warmup)/lv.rate*float64(time.Second)), o.MaxLevelDuration))
+			l.deadline = wall0.Add(min(steady+time.Duration(float64(o.Warmup)/lv.rate*float64(time.Second)), maxDur))
 		} else {
-			l.sizer = newLevelSizer(lv.concurrency, wall0, o.MaxLevelDuration)
-			if o.steadyState > 0 {
-				l.sizer.steady = o.steadyState
-			}
+			l.sizer = newLevelSizer(lv.concurrency, wall0, maxDur)
+			l.sizer.steady = steady
 		}
 	}
 	l.stop, l.cancel = context.WithCancel(ctx)
 	defer l.cancel()
 	l.stats = newLevelStats(lv, l.count, total, o.Progress, o.Live)
+	l.stats.setPlan(r.levelPlan(l, lv, total, wall0))
 
 	var arr arrivals = closedLoop{workers: lv.concurrency}
 	switch {

@@ -47,7 +47,10 @@ type Options struct {
 	// RequestTimeout bounds one whole request (default 30 minutes), however much
 	// the server still sends.
 	RequestTimeout time.Duration
-	Grace          time.Duration // how long Ctrl-C waits for in-flight requests
+	// ProbeTimeout bounds each plain request of the probe (/v1/models, /metrics,
+	// ...); 0 = 10 s. With Model given, a model list slower than this is skipped.
+	ProbeTimeout time.Duration
+	Grace        time.Duration // how long Ctrl-C waits for in-flight requests
 	// Abort, once closed after ctx is cancelled (a second Ctrl-C), ends the grace
 	// period at once: the requests in flight are recorded as cancelled.
 	Abort <-chan struct{}
@@ -97,6 +100,26 @@ type Options struct {
 	// MaxAutoConcurrency bounds --concurrency auto when the server reveals no KV
 	// capacity (default 1024).
 	MaxAutoConcurrency int
+
+	// The ceiling search (--concurrency auto, --rate auto; search.go).
+	RateAuto bool // --rate auto: the search over open-loop rates
+	// Criteria a search level must pass (nil: DefaultCriteria; empty: none but the
+	// knee). The knee is Knee: the gain per doubling below which a level fails
+	// (0: 5%; negative: off).
+	Criteria []Criterion
+	Knee     float64
+	// Resolution is the widest bracket the search stops at: "10%", "2" (requests,
+	// or requests/s), or both, the larger of the two ("10%,1", the default).
+	Resolution string
+	// BeyondKV lets the search run levels beyond what the server's KV cache holds.
+	BeyondKV bool
+	// Sustain holds the ceiling found for this long as a level of its own (0: no).
+	Sustain time.Duration
+	// SearchStart is the level the search starts from (0: the server's declared
+	// capacity, else 1), and SearchStartWhy says where it comes from (the plan's
+	// prediction for the declared deployment).
+	SearchStart    float64
+	SearchStartWhy string
 
 	// crashAfterLevels, in tests, makes Record return right after sealing that many
 	// levels, without merging: what a kill -9 between levels leaves on disk.
@@ -158,8 +181,25 @@ func (o *Options) defaults() {
 	if o.Auto && len(o.Concurrency) == 0 {
 		o.Concurrency = nil
 	}
+	if o.searching() {
+		if o.Criteria == nil {
+			o.Criteria = DefaultCriteria()
+		}
+		if o.Knee == 0 {
+			o.Knee = defaultKnee
+		}
+		if o.Resolution == "" {
+			o.Resolution = "10%,1"
+			if o.RateAuto {
+				o.Resolution = "10%"
+			}
+		}
+	}
 	o.workloadDefaults()
 }
+
+// searching reports whether the levels are chosen by the ceiling search.
+func (o *Options) searching() bool { return o.Auto || o.RateAuto }
 
 // defaultSize reports whether levels are sized by the default rule (sizing.go).
 func (o *Options) defaultSize() bool { return o.RequestsPerLevel == 0 && o.DurationPerLevel == 0 }
@@ -169,11 +209,21 @@ func (o *Options) validate() error {
 	switch {
 	case o.Output == "":
 		return errors.New("no output: give -o FILE (or -o - for stdout)")
-	case o.Auto && len(o.Rates) > 0:
+	case o.Auto && (len(o.Rates) > 0 || o.RateAuto):
 		return errors.New("--concurrency auto and --rate exclude each other")
+	case o.RateAuto && len(o.Concurrency) > 0:
+		return errors.New("--concurrency and --rate exclude each other")
+	case o.searching() && o.Replay != "":
+		return errors.New("--replay and a search (--concurrency auto, --rate auto) exclude each other")
+	case o.searching() && o.Turns > 1:
+		return errors.New("--turns and a search (--concurrency auto, --rate auto) exclude each other: a conversation's levels are not comparable steps")
+	case o.Sustain < 0 || o.SearchStart < 0:
+		return errors.New("--sustain and --search-start must not be negative")
+	case !o.searching() && (o.Sustain > 0 || o.BeyondKV || o.SearchStart > 0 || o.Resolution != ""):
+		return errors.New("--sustain, --beyond-kv, --search-start and --resolution belong to a search: give --concurrency auto or --rate auto")
 	case len(o.Concurrency) > 0 && len(o.Rates) > 0:
 		return errors.New("--concurrency and --rate exclude each other")
-	case !o.Auto && len(o.Concurrency) == 0 && len(o.Rates) == 0 && o.Replay == "":
+	case !o.searching() && len(o.Concurrency) == 0 && len(o.Rates) == 0 && o.Replay == "":
 		return errors.New("no sweep: give --concurrency LIST|auto or --rate LIST")
 	case o.RequestsPerLevel > 0 && o.DurationPerLevel > 0:
 		return errors.New("--requests-per-level and --duration-per-level exclude each other")
@@ -204,6 +254,11 @@ func (o *Options) validate() error {
 	}
 	if err := client.CheckURL(o.URL); err != nil {
 		return err
+	}
+	if o.searching() {
+		if _, _, err := parseResolution(o.Resolution); err != nil {
+			return fmt.Errorf("--resolution: %w", err)
+		}
 	}
 	seen := map[string]bool{}
 	for _, u := range o.GPUMetricsURLs {
@@ -267,9 +322,13 @@ func (o *Options) plan() trace.Plan {
 		p.PromptTokens = 0
 		p.Dataset = filepath.Base(o.Dataset)
 	}
-	if len(o.Rates) > 0 {
+	if len(o.Rates) > 0 || o.RateAuto {
 		p.Mode = "open"
 		p.Rates = o.Rates
+	}
+	if o.searching() {
+		p.Auto = true
+		p.Search = o.searchPlan()
 	}
 	o.planWorkload(&p)
 	return p
@@ -292,7 +351,7 @@ func (o Options) Plan() trace.Plan {
 func (o *Options) maxConcurrency() int {
 	m := slices.Max(append([]int{1}, o.Concurrency...))
 	if o.Auto {
-		m = max(m, 64)
+		m = max(m, 64, int(o.SearchStart))
 	}
 	return m
 }

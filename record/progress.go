@@ -30,10 +30,25 @@ type levelStats struct {
 	lags      []float64
 	stop      chan struct{}
 	stopped   chan struct{}
+	plan      levelPlan
+	started   time.Time
+	ended     time.Time // set by finish
+}
+
+// levelPlan is what the progress line says about a level's size and the time left,
+// in the level and in the sweep.
+type levelPlan struct {
+	target string // e.g. "target 64 req"; "" none
+	// left estimates the time left in the level at now (false: not yet known).
+	left func(now time.Time) (time.Duration, bool)
+	// later is how many levels follow this one (-1: unknown, --concurrency auto);
+	// perLevel the mean duration of the levels recorded before it (0: none yet).
+	later    int
+	perLevel time.Duration
 }
 
 func newLevelStats(lv level, count, total int, w io.Writer, live bool) *levelStats {
-	s := &levelStats{lv: lv, count: count, total: total, w: w, live: live}
+	s := &levelStats{lv: lv, count: count, total: total, w: w, live: live, started: time.Now()}
 	if w != nil {
 		// A terminal gets a line rewritten in place; a log gets a plain line now and
 		// then, so that a long level still shows it is alive.
@@ -52,7 +67,7 @@ func newLevelStats(lv level, count, total int, w io.Writer, live bool) *levelSta
 					return
 				case <-t.C:
 					s.mu.Lock()
-					line := s.lineLocked()
+					line := s.lineAt(time.Now())
 					s.mu.Unlock()
 					fmt.Fprintf(w, format, line)
 				}
@@ -103,9 +118,16 @@ func (s *levelStats) sendLagP99() float64 {
 	return quantile(s.lags, 0.99)
 }
 
-// lineLocked renders the progress line, e.g.
-// "level 3/6  c=8  64/64 req  812.5 tok/s  p50 TTFT 0.21s  0 errors".
-func (s *levelStats) lineLocked() string {
+// setPlan sets what the line says of the level's target and time left.
+func (s *levelStats) setPlan(p levelPlan) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.plan = p
+}
+
+// lineAt renders the progress line at now (s.mu held), e.g.
+// "level 3/6  c=8  target 64 req  40/64 req  812.5 tok/s  p50 TTFT 0.21s  0 errors  ETA level 0:12, sweep 3:40".
+func (s *levelStats) lineAt(now time.Time) string {
 	var b strings.Builder
 	if s.total > 0 {
 		fmt.Fprintf(&b, "level %d/%d", s.lv.index+1, s.total)
@@ -119,6 +141,9 @@ func (s *levelStats) lineLocked() string {
 	}
 	if s.lv.repeats > 1 {
 		fmt.Fprintf(&b, " (repeat %d/%d)", s.lv.repeat+1, s.lv.repeats)
+	}
+	if s.plan.target != "" {
+		fmt.Fprintf(&b, "  %s", s.plan.target)
 	}
 	if s.count > 0 {
 		fmt.Fprintf(&b, "  %d/%d req", s.done, s.count)
@@ -136,7 +161,53 @@ func (s *levelStats) lineLocked() string {
 		b.WriteString("  p50 TTFT -")
 	}
 	fmt.Fprintf(&b, "  %d errors", s.errors)
+	b.WriteString(s.etaLocked(now))
 	return b.String()
+}
+
+// etaLocked is the line's time part: the estimate of the time left in the level
+// and the sweep while the level runs, what it took once it ended.
+func (s *levelStats) etaLocked(now time.Time) string {
+	took := now.Sub(s.started)
+	var level time.Duration
+	switch {
+	case !s.ended.IsZero():
+		took = s.ended.Sub(s.started)
+	case s.plan.left == nil:
+		return ""
+	default:
+		left, ok := s.plan.left(now)
+		if !ok {
+			return "  ETA level -"
+		}
+		level = max(left, 0)
+	}
+	var b strings.Builder
+	if s.ended.IsZero() {
+		fmt.Fprintf(&b, "  ETA level %s", clock(level))
+	} else {
+		fmt.Fprintf(&b, "  took %s", clock(took))
+	}
+	if s.plan.later >= 0 {
+		per := s.plan.perLevel
+		if per == 0 {
+			per = took + level // this level's own duration, as estimated
+		}
+		sweep := level + time.Duration(s.plan.later)*per
+		if s.plan.later > 0 || s.ended.IsZero() {
+			fmt.Fprintf(&b, ", sweep %s", clock(sweep))
+		}
+	}
+	return b.String()
+}
+
+// clock formats d as m:ss, or h:mm:ss from an hour.
+func clock(d time.Duration) string {
+	sec := int64(d.Round(time.Second) / time.Second)
+	if sec >= 3600 {
+		return fmt.Sprintf("%d:%02d:%02d", sec/3600, sec/60%60, sec%60)
+	}
+	return fmt.Sprintf("%d:%02d", sec/60, sec%60)
 }
 
 func (s *levelStats) finish() {
@@ -148,7 +219,8 @@ func (s *levelStats) finish() {
 		<-s.stopped
 	}
 	s.mu.Lock()
-	line := s.lineLocked()
+	s.ended = time.Now()
+	line := s.lineAt(s.ended)
 	s.mu.Unlock()
 	if s.live {
 		fmt.Fprintf(s.w, "\r%s\x1b[K\n", line)

@@ -1,10 +1,15 @@
 package record
 
 import (
+	"bytes"
+	"context"
 	"math"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
+	"github.com/ceiling-llm/ceiling/record/enginetest"
 	"github.com/ceiling-llm/ceiling/trace"
 )
 
@@ -35,14 +40,118 @@ func TestProgressLine(t *testing.T) {
 	s.add(&trace.Row{SentNs: 1e9, FirstTokenNs: p(1.4e9), EndNs: 3e9, OutputTokens: n(300)})
 	s.add(&trace.Row{SentNs: 1e9, EndNs: 1e9, Error: &boom})
 	want := "level 3/6  c=8  4/4 req  200.0 tok/s  p50 TTFT 0.30s  1 errors"
-	if got := s.lineLocked(); got != want {
+	if got := s.lineAt(s.started); got != want {
 		t.Errorf("progress line\n  %s\nwant\n  %s", got, want)
 	}
 	if s.measured != 3 || s.errors != 1 {
 		t.Errorf("measured %d, errors %d; want 3 and 1 (the warm-up left out)", s.measured, s.errors)
 	}
 	open := newLevelStats(level{index: 0, rate: 2.5}, 0, 0, nil, false)
-	if got := open.lineLocked(); !strings.HasPrefix(got, "level 1  rate=2.5/s  0 req") || !strings.Contains(got, "p50 TTFT -") {
+	if got := open.lineAt(open.started); !strings.HasPrefix(got, "level 1  rate=2.5/s  0 req") || !strings.Contains(got, "p50 TTFT -") {
 		t.Errorf("open-loop line before any request: %q", got)
 	}
+}
+
+// TestProgressTargetAndETA: the line shows the level's target and, as it runs, the
+// time left in the level and the sweep; once the level ended, what it took.
+func TestProgressTargetAndETA(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	left := 90 * time.Second
+	for _, tc := range []struct {
+		name string
+		plan levelPlan
+		at   time.Duration // after the level started
+		end  bool
+		want string
+	}{
+		{"count, first level", levelPlan{target: "target 64 req", later: 4, left: func(time.Time) (time.Duration, bool) { return left, true }}, 30 * time.Second, false,
+			"target 64 req  0/64 req  0.0 tok/s  p50 TTFT -  0 errors  ETA level 1:30, sweep 9:30"},
+		{"default size, levels before", levelPlan{target: "target ≥10 req in ≥30s steady", later: 2, perLevel: 3 * time.Minute, left: func(time.Time) (time.Duration, bool) { return 20 * time.Second, true }}, 10 * time.Second, false,
+			"ETA level 0:20, sweep 6:20"},
+		{"not known yet", levelPlan{target: "target ≥10 req in ≥30s steady", later: 2, left: func(time.Time) (time.Duration, bool) { return 0, false }}, time.Second, false,
+			"ETA level -"},
+		{"auto: no sweep estimate", levelPlan{later: -1, left: func(time.Time) (time.Duration, bool) { return 5 * time.Second, true }}, time.Second, false,
+			"  0 errors  ETA level 0:05"},
+		{"ended", levelPlan{target: "target 64 req", later: 1, left: func(time.Time) (time.Duration, bool) { return left, true }}, 75 * time.Second, true,
+			"  0 errors  took 1:15, sweep 1:15"},
+		{"last level ended", levelPlan{later: 0, left: func(time.Time) (time.Duration, bool) { return left, true }}, 3725 * time.Second, true,
+			"  0 errors  took 1:02:05"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newLevelStats(level{index: 0, concurrency: 8}, 64, 5, nil, false)
+			s.started = t0
+			s.setPlan(tc.plan)
+			if tc.plan.target == "" {
+				s.count = 0
+			}
+			now := t0.Add(tc.at)
+			if tc.end {
+				s.ended = now
+			}
+			got := s.lineAt(now)
+			if !strings.HasSuffix(got, tc.want) && !strings.Contains(got, tc.want) {
+				t.Errorf("line\n  %s\nwant it to contain\n  %s", got, tc.want)
+			}
+			if tc.end && strings.Contains(got, "ETA") || !tc.end && !strings.Contains(got, "ETA level") {
+				t.Errorf("line %q: an ETA while running, none once ended", got)
+			}
+		})
+	}
+}
+
+// TestProgressShowsTargetAndETAWhileRecording records a default-sized level on a
+// terminal (the line rewritten every 250 ms) and a counted one: the lines carry
+// the target and an ETA that counts down.
+func TestProgressShowsTargetAndETAWhileRecording(t *testing.T) {
+	eng := enginetest.New(enginetest.Config{Model: "m", TTFT: 20 * time.Millisecond, TokenGap: 10 * time.Millisecond, Slots: 8})
+	defer eng.Close()
+	var buf syncBuffer
+	o := baseOptions(t, eng.URL())
+	o.Concurrency = []int{2, 4}
+	o.RequestsPerLevel = 0
+	o.OutputTokens = 12
+	o.IgnoreEOS = true
+	o.steadyState = 1500 * time.Millisecond
+	o.MetricsURL = "off"
+	o.Progress, o.Live = &buf, true
+	if _, err := Record(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	var etas []string
+	for _, line := range strings.Split(strings.ReplaceAll(out, "\r", "\n"), "\n") {
+		if strings.HasPrefix(line, "level 1/2") && strings.Contains(line, "ETA level 0:") {
+			etas = append(etas, line)
+		}
+	}
+	if len(etas) < 2 {
+		t.Fatalf("fewer than 2 progress lines of level 1 with an ETA:\n%s", out)
+	}
+	for _, w := range []string{"target ≥10 req in ≥1.5s steady", ", sweep "} {
+		if !strings.Contains(etas[0], w) {
+			t.Errorf("line %q lacks %q", etas[0], w)
+		}
+	}
+	if !strings.Contains(out, "took 0:0") {
+		t.Errorf("no final line with the level's duration:\n%s", out)
+	}
+	t.Logf("first: %s\nlast: %s", strings.TrimSpace(strings.Split(etas[0], "\x1b")[0]), strings.TrimSpace(strings.Split(etas[len(etas)-1], "\x1b")[0]))
+}
+
+// syncBuffer is a bytes.Buffer safe for the progress goroutine and the test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

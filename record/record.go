@@ -187,6 +187,8 @@ func Record(ctx context.Context, opts Options) (trace.RunInfo, error) {
 		APIKey:         opts.APIKey,
 		Timeout:        opts.Timeout,
 		RequestTimeout: opts.RequestTimeout,
+		ProbeTimeout:   opts.ProbeTimeout,
+		Model:          opts.Model,
 		IgnoreEOS:      opts.IgnoreEOS,
 		MaxConns:       r.maxConcurrency(),
 		Insecure:       opts.Insecure,
@@ -202,6 +204,9 @@ func Record(ctx context.Context, opts Options) (trace.RunInfo, error) {
 		return cleanupOnEarlyError(r.explain(err))
 	}
 	r.modelsStatus = pr.ModelsStatus
+	if pr.ModelsErr != nil {
+		r.progress("note: %v; going on with --model %s", pr.ModelsErr, cl.Redact(opts.Model))
+	}
 	if opts.Model == "" {
 		if pr.ModelsStatus != http.StatusOK {
 			return cleanupOnEarlyError(fmt.Errorf("GET %s/v1/models answered HTTP %d %s: no OpenAI-compatible API there (a wrong port, or a path prefix missing from --url?); if the server has no model list, give --model",

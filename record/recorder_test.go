@@ -222,39 +222,6 @@ func TestRecordOpenLoop(t *testing.T) {
 	}
 }
 
-func TestRecordAutoStops(t *testing.T) {
-	// 2 slots: throughput stops rising after c=2; the KV budget caps the levels.
-	eng := enginetest.New(enginetest.Config{Model: "m", TokenGap: 2 * time.Millisecond, Slots: 2, Kind: "sglang", KVTokens: 4 * 68})
-	defer eng.Close()
-	o := baseOptions(t, eng.URL())
-	o.Concurrency, o.Auto = nil, true
-	o.RequestsPerLevel = 6
-	info, err := Record(context.Background(), o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.HasPrefix(info.StopReason, "auto:") || len(info.Levels) < 2 || len(info.Levels) > 4 {
-		t.Fatalf("stop reason %q after %d levels", info.StopReason, len(info.Levels))
-	}
-	t.Logf("auto stopped: %s", info.StopReason)
-}
-
-func TestRecordAutoCapByKV(t *testing.T) {
-	eng := enginetest.New(enginetest.Config{Model: "m", TokenGap: time.Millisecond, Kind: "sglang", KVTokens: 2 * 68})
-	defer eng.Close()
-	o := baseOptions(t, eng.URL())
-	o.Concurrency, o.Auto = nil, true
-	o.RequestsPerLevel = 4
-	info, err := Record(context.Background(), o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The cache holds 2 requests of 68 tokens: levels 1, 2, 4 at most.
-	if len(info.Levels) > 3 {
-		t.Fatalf("%d levels run, cap is c=4 (%s)", len(info.Levels), info.StopReason)
-	}
-}
-
 func TestRecordDataset(t *testing.T) {
 	eng := enginetest.New(enginetest.Config{Model: "m", TokenGap: time.Millisecond})
 	defer eng.Close()

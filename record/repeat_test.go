@@ -71,25 +71,3 @@ func TestRepeatValidate(t *testing.T) {
 		}
 	}
 }
-
-// TestRecordAutoRepeat: --concurrency auto with --repeat 2 judges whole points, so
-// it never stops between the repeats of one.
-func TestRecordAutoRepeat(t *testing.T) {
-	eng := enginetest.New(enginetest.Config{Model: "m", TokenGap: 2 * time.Millisecond, Slots: 2, Kind: "sglang", KVTokens: 4 * 68})
-	defer eng.Close()
-	o := baseOptions(t, eng.URL())
-	o.Concurrency, o.Auto, o.Repeat = nil, true, 2
-	o.RequestsPerLevel = 6
-	info, err := Record(context.Background(), o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.HasPrefix(info.StopReason, "auto:") || len(info.Levels)%2 != 0 || len(info.Levels) < 4 {
-		t.Fatalf("stop reason %q after %d levels, want whole points of 2 repeats", info.StopReason, len(info.Levels))
-	}
-	for i, l := range info.Levels {
-		if l.Level != i || l.Repeat != i%2 || l.Concurrency != 1<<(i/2) {
-			t.Errorf("level %d = {level %d, c=%d, repeat %d}", i, l.Level, l.Concurrency, l.Repeat)
-		}
-	}
-}

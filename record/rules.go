@@ -1,10 +1,6 @@
 package record
 
-import (
-	"fmt"
-
-	"github.com/ceiling-llm/ceiling/trace"
-)
+import "time"
 
 // The sweep's rules, as pure functions of the plan and the levels measured so far,
 // so that each is tested without an engine.
@@ -18,6 +14,12 @@ type level struct {
 	concurrency int
 	rate        float64
 	speed       float64 // a replay level's time scale (0: not a replay)
+	// scale multiplies the plan's level size (a search's rerun of an invalid
+	// level: 2, 4, 8); 0 or 1 = as planned.
+	scale int
+	// duration, when set, sends for this long whatever the plan's level size (a
+	// search's --sustain level).
+	duration time.Duration
 }
 
 // levelAt returns the i-th level of a plan (ok false past its end). With --repeat
@@ -36,7 +38,7 @@ func levelAt(o *Options, i int) (level, bool) {
 }
 
 // pointAt returns the p-th point of a plan: the rates of an open-loop plan, the
-// concurrencies of a closed-loop one, or 1, 2, 4, ... for auto.
+// concurrencies of a closed-loop one (a search's levels come from search.go).
 func pointAt(o *Options, p int) (level, bool) {
 	switch {
 	case o.Replay != "":
@@ -49,69 +51,10 @@ func pointAt(o *Options, p int) (level, bool) {
 			return level{}, false
 		}
 		return level{rate: o.Rates[p]}, true
-	case o.Auto:
-		return level{concurrency: 1 << p}, true
 	default:
 		if p >= len(o.Concurrency) {
 			return level{}, false
 		}
 		return level{concurrency: o.Concurrency[p]}, true
 	}
-}
-
-// autoCap is the largest level --concurrency auto may run, and why: twice what the
-// revealed KV capacity (kvCap tokens, 0 = unknown) holds at the workload's length,
-// else maxAuto.
-func autoCap(kvCap int64, promptTokens, outputTokens, maxAuto int) (int, string) {
-	if kvCap > 0 {
-		per := int64(promptTokens + outputTokens)
-		if per <= 0 {
-			per = int64(outputTokens) + 1
-		}
-		holds := max(1, int(kvCap/per))
-		return 2 * holds, fmt.Sprintf("2× the %d requests the server's KV cache (%d tokens) holds at %d tokens each", holds, kvCap, per)
-	}
-	return maxAuto, fmt.Sprintf("the maximum of %d", maxAuto)
-}
-
-// levelResult is what the auto rule compares between levels.
-type levelResult struct {
-	concurrency int
-	requests    int // measured (non-warm-up) requests
-	errors      int // of the measured requests
-	outputTokS  float64
-}
-
-// autoStop says whether --concurrency auto stops after level cur, whose
-// predecessor was prev (prev.concurrency 0: cur is the first level): when more than
-// 5% of its requests failed, or its throughput rose less than 5% over prev's.
-func autoStop(prev, cur levelResult) (string, bool) {
-	if cur.requests > 0 && float64(cur.errors)/float64(cur.requests) > 0.05 {
-		return fmt.Sprintf("auto: errors above 5%% at c=%d (%d of %d)", cur.concurrency, cur.errors, cur.requests), true
-	}
-	if prev.concurrency > 0 && cur.outputTokS < 1.05*prev.outputTokS {
-		return fmt.Sprintf("auto: throughput rose less than 5%% from c=%d (%.1f tok/s) to c=%d (%.1f tok/s)",
-			prev.concurrency, prev.outputTokS, cur.concurrency, cur.outputTokS), true
-	}
-	return "", false
-}
-
-// pointResult pools the recorded repeats of the point at concurrency c for the auto
-// rule: requests and errors summed, throughput averaged.
-func pointResult(levels []trace.LevelInfo, c int) levelResult {
-	r := levelResult{concurrency: c}
-	n := 0
-	for _, l := range levels {
-		if l.Concurrency != c || l.Rate != 0 {
-			continue
-		}
-		r.requests += l.Requests
-		r.errors += l.Errors
-		r.outputTokS += l.OutputTokS
-		n++
-	}
-	if n > 0 {
-		r.outputTokS /= float64(n)
-	}
-	return r
 }

@@ -117,3 +117,25 @@ func median(d []time.Duration) time.Duration {
 	slices.Sort(s)
 	return s[len(s)/2]
 }
+
+// left estimates the time the level still runs at now: until the window holds the
+// completions and lasts the time the rule asks for (at the completion rate so far),
+// then one median lifetime for the requests in flight; false before the window
+// started.
+func (s *levelSizer) left(now time.Time) (time.Duration, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.steadyStart == 0 || s.lastEnd <= s.steadyStart {
+		return 0, false
+	}
+	p50 := median(s.lifetimes)
+	left := levelrule.SizedWindow(p50, s.steady) - now.Sub(time.Unix(0, s.steadyStart))
+	if need := levelrule.SizedCompletions(s.workers) - s.inWindow; need > 0 {
+		if s.inWindow == 0 {
+			return 0, false
+		}
+		perDone := time.Duration(s.lastEnd-s.steadyStart) / time.Duration(s.inWindow)
+		left = max(left, time.Duration(need)*perDone)
+	}
+	return min(max(left, 0), s.maxUntil.Sub(now)) + p50, true
+}

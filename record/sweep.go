@@ -68,22 +68,27 @@ func (r *recorder) sweep(ctx context.Context, start int) error {
 		}
 	}()
 
-	capLevel, capWhy := autoCap(r.kvCap, r.opts.PromptTokens, r.opts.OutputTokens, r.opts.MaxAutoConcurrency)
 	total := (len(r.opts.Concurrency) + len(r.opts.Rates) + len(r.opts.ReplaySpeeds)) * max(r.opts.Repeat, 1)
+	search := r.opts.searching()
 	for i := start; ; i++ {
-		lv, ok := levelAt(&r.opts, i)
-		if !ok {
+		var (
+			lv   level
+			ok   bool
+			step *trace.SearchStep
+		)
+		if search {
+			// Levels sealed but not judged (a kill in between) are judged first,
+			// from the parts: --resume continues to the same answer.
+			if err := r.judgePending(ctx); err != nil {
+				return err
+			}
+			lv, step, ok = r.searchNext(i)
+			if !ok {
+				r.finishSearch()
+				return nil
+			}
+		} else if lv, ok = levelAt(&r.opts, i); !ok {
 			r.info.StopReason = "all levels done"
-			return nil
-		}
-		if r.opts.Auto && lv.concurrency > capLevel {
-			r.info.StopReason = fmt.Sprintf("auto: stopped before c=%d, above %s", lv.concurrency, capWhy)
-			r.progress("%s", r.info.StopReason)
-			return nil
-		}
-		if r.opts.Auto && r.opts.RequestsPerLevel > 0 && lv.concurrency > r.opts.RequestsPerLevel {
-			r.info.StopReason = fmt.Sprintf("auto: stopped before c=%d, above --requests-per-level %d (a level needs at least as many requests as workers)", lv.concurrency, r.opts.RequestsPerLevel)
-			r.progress("%s", r.info.StopReason)
 			return nil
 		}
 		if ctx.Err() != nil {
@@ -96,6 +101,7 @@ func (r *recorder) sweep(ctx context.Context, start int) error {
 			// A part of the level could not be written: it is not done.
 			return &sealError{level: lv.index, err: err}
 		}
+		li.Search = step
 		if serr := r.sealLevel(li); serr != nil {
 			return &sealError{level: lv.index, err: serr}
 		}
@@ -109,28 +115,20 @@ func (r *recorder) sweep(ctx context.Context, start int) error {
 		if ctx.Err() != nil {
 			r.info.Interrupted = true
 			r.info.StopReason = fmt.Sprintf("interrupted during level %d", lv.index)
+			if search {
+				// The level is sealed; its verdict says how far the search got.
+				_ = r.judgePending(context.WithoutCancel(ctx))
+			}
 			return ErrInterrupted
 		}
-		if failing != "" {
+		if failing != "" && !search {
+			// (A search judges such a level as failing its error criterion and
+			// goes on below it.)
 			// The level is kept (sealed above); the next would fail the same way.
 			r.info.StopReason = fmt.Sprintf("level %d stopped: %s", lv.index, failing)
 			r.progress("%s", r.info.StopReason)
 			return fmt.Errorf("%w: level %d (%s): %s; the sweep stopped there, and the %d levels recorded are kept in the trace",
 				ErrLevelFailed, lv.index, levelLabel(lv), failing, len(r.info.Levels))
-		}
-		if r.opts.Auto && lv.repeat == max(r.opts.Repeat, 1)-1 {
-			// The point is judged on all its repeats, against the previous point's
-			// (the levels already sealed, so --resume needs no state of its own).
-			cur := pointResult(r.info.Levels, lv.concurrency)
-			var prev levelResult
-			if lv.point > 0 {
-				prev = pointResult(r.info.Levels, lv.concurrency/2)
-			}
-			if why, stop := autoStop(prev, cur); stop {
-				r.info.StopReason = why
-				r.progress("%s", r.info.StopReason)
-				return nil
-			}
 		}
 	}
 }

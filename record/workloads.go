@@ -159,7 +159,7 @@ func (o *Options) planWorkload(p *trace.Plan) {
 // (0: unknown, a duration per level or --concurrency auto).
 func (r *recorder) requestsPlanned() int {
 	o := r.opts
-	if o.DurationPerLevel > 0 || o.Auto || o.defaultSize() {
+	if o.DurationPerLevel > 0 || o.searching() || o.defaultSize() {
 		return 4096
 	}
 	return (o.Warmup + o.RequestsPerLevel) * max(1, len(o.Concurrency)+len(o.Rates))

@@ -98,6 +98,9 @@ type RunInfo struct {
 	// re-runs the sweep. It never holds the API key, credentials in a URL or the
 	// output file; absent in traces recorded before it was added.
 	Config map[string]string `json:"config,omitempty"`
+	// Search is the ceiling search's answer (--concurrency auto, --rate auto),
+	// updated after every level; nil for a fixed list of levels.
+	Search *SearchResult `json:"search,omitempty"`
 }
 
 // SourceInfo describes the benchmark results an imported run was made from.
@@ -158,6 +161,76 @@ type Plan struct {
 	Burstiness       float64   `json:"burstiness,omitempty"` // gamma shape; absent = 1 (Poisson)
 	Replay           string    `json:"replay,omitempty"`     // the replayed trace's file name
 	ReplaySpeeds     []float64 `json:"replay_speeds,omitempty"`
+	// Search is the --concurrency auto (or --rate auto) search's settings; absent
+	// for a fixed list of levels and in traces recorded before the search.
+	Search *SearchPlan `json:"search,omitempty"`
+}
+
+// SearchPlan is what the ceiling search was asked to find: its criteria in the
+// record flags' syntax (e.g. "ttft p95 <= 2s", "errors <= 5%", "knee < 5% per
+// doubling"), the bracket width it stops at, and what bounds it.
+type SearchPlan struct {
+	Criteria []string `json:"criteria"`
+	// Resolution is the widest bracket the search stops at: "10%" of its lower
+	// end or a number of requests (or requests/s in open loop), the larger of the
+	// two when both are given ("10%,1").
+	Resolution string `json:"resolution"`
+	// BeyondKV lets the search run levels beyond what the server's KV cache holds.
+	BeyondKV bool `json:"beyond_kv,omitempty"`
+	// SustainS holds the ceiling found for this long as a level of its own.
+	SustainS float64 `json:"sustain_s,omitempty"`
+	// Start is the level the search was told to start from (0: chosen from the
+	// plan's prediction, the server's declared capacity, or 1).
+	Start float64 `json:"start,omitempty"`
+}
+
+// SearchStep is how the ceiling search judged one level: the criteria that failed
+// with their evidence, and the bracket right after it (Hi 0: no failing level yet).
+// Verdict, Failed and Evidence include the knee, a criterion of the level and the
+// one below it, so they are rewritten when a level is added below; the Own fields
+// are the level's own judgement, what --resume recomputes the search from.
+type SearchStep struct {
+	// Phase is why the level ran: start, ramp (geometric up), down (geometric
+	// down from a failing start, or a reference for the knee), bisect, rerun (an
+	// invalid level run again, longer), sustain (the ceiling held for --sustain).
+	Phase string `json:"phase"`
+	// Scale is how much longer than the plan's level size the level was sized (a
+	// rerun: 2, 4, 8); absent = 1.
+	Scale int `json:"scale,omitempty"`
+	// Verdict is pending (not judged yet), pass, fail, invalid (not judged: run
+	// again longer) or unjudged (the knee had no level below to compare with).
+	Verdict  string   `json:"verdict"`
+	Failed   []string `json:"failed,omitempty"`
+	Evidence []string `json:"evidence,omitempty"`
+	Lo       float64  `json:"lo"`
+	Hi       float64  `json:"hi"`
+	// OutputTokS is the level's steady-state output throughput, as analyze
+	// measures it (the knee compares it between levels).
+	OutputTokS  float64  `json:"output_tok_s"`
+	Invalid     string   `json:"invalid,omitempty"`
+	OwnFailed   []string `json:"own_failed,omitempty"`
+	OwnEvidence []string `json:"own_evidence,omitempty"`
+}
+
+// SearchResult is the search's answer: the ceiling (the highest level that passed),
+// the bracket it is known within, and the criterion that bounds it with its evidence.
+type SearchResult struct {
+	Done     bool    `json:"done"`
+	Ceiling  float64 `json:"ceiling"`
+	Lo       float64 `json:"lo"`
+	Hi       float64 `json:"hi"` // 0: no failing level (bounded by Bound's limit instead)
+	Bound    string  `json:"bound"`
+	Evidence string  `json:"evidence,omitempty"`
+	// Answer is the sentence the live output, analyze and the report all print.
+	Answer string `json:"answer"`
+	// LevelSeconds is the sum of the search's level durations: its GPU time.
+	LevelSeconds float64 `json:"level_seconds"`
+	// Sustain is the answer of the --sustain level, when one ran.
+	Sustain string `json:"sustain,omitempty"`
+	// Limit is the highest level the search could run (0: none), and LimitWhy
+	// says what set it (the server's KV cache, the search's maximum).
+	Limit    float64 `json:"limit,omitempty"`
+	LimitWhy string  `json:"limit_why,omitempty"`
 }
 
 // ServerInfo is what the server revealed about itself before the sweep. Unknown
@@ -222,6 +295,8 @@ type LevelInfo struct {
 	// SendLagP99S is the p99 of sent_ns - scheduled_ns in open-loop mode, in seconds.
 	SendLagP99S float64 `json:"send_lag_p99_s,omitempty"`
 	StopReason  string  `json:"stop_reason,omitempty"`
+	// Search is how the ceiling search judged this level (nil outside a search).
+	Search *SearchStep `json:"search,omitempty"`
 	// OutputTokS is the naive output throughput of the level's measured requests
 	// (output tokens / first send to last end), as the progress line shows it and
 	// --concurrency auto compares it.

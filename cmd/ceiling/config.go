@@ -230,11 +230,36 @@ func editDistance(a, b string) int {
 	return prev[len(b)]
 }
 
-// readConfigFile reads a config: JSON when the name ends in .json, else YAML.
+// maxRunConfigBytes bounds a --config file: a run config is a few hundred bytes of
+// flags (a long --concurrency list or notes included); a bigger one is not a config,
+// and would be held in memory and stored in the trace.
+const maxRunConfigBytes = 1 << 20
+
+// readConfigFile reads a config: JSON when the name ends in .json, else YAML. It
+// must be a regular file (a FIFO would block) of at most maxRunConfigBytes.
 func readConfigFile(path string) ([]configValue, error) {
-	data, err := os.ReadFile(path)
+	st, err := os.Stat(path)
 	if err != nil {
 		return nil, fmt.Errorf("--config: %w", err)
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("--config %s: not a regular file (mode %s)", path, st.Mode())
+	}
+	tooBig := fmt.Errorf("--config %s: larger than %d KiB, which no run config is (its keys are the flags of ceiling record)", path, maxRunConfigBytes>>10)
+	if st.Size() > maxRunConfigBytes {
+		return nil, tooBig
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("--config: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxRunConfigBytes+1)) // it may have grown since Stat
+	if err != nil {
+		return nil, fmt.Errorf("--config %s: %w", path, err)
+	}
+	if len(data) > maxRunConfigBytes {
+		return nil, tooBig
 	}
 	var values []configValue
 	if strings.EqualFold(filepath.Ext(path), ".json") {

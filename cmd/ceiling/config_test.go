@@ -167,7 +167,7 @@ func TestRecordConfigErrors(t *testing.T) {
 		})
 	}
 	code, _, stderr := runRecordArgs(nil, "--config", filepath.Join(t.TempDir(), "missing.yaml"), "-o", "x.parquet")
-	if code != exitUsage || !strings.Contains(stderr, "--config: open ") || !strings.Contains(stderr, "missing.yaml") {
+	if code != exitUsage || !strings.Contains(stderr, "--config: ") || !strings.Contains(stderr, "missing.yaml") || !strings.Contains(stderr, "no such file") {
 		t.Errorf("missing file: exit %d, stderr %q", code, stderr)
 	}
 }

@@ -94,7 +94,7 @@ func parseLevels(s string) ([]int, error) {
 	for _, f := range strings.Split(s, ",") {
 		f = strings.TrimSpace(f)
 		if f == "" {
-			continue
+			return nil, fmt.Errorf("--levels %q: an empty level (two commas, or a comma at an end): want a list like 1,2,4,8", s)
 		}
 		n, err := strconv.Atoi(f)
 		if err != nil || n < 1 {

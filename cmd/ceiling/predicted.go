@@ -41,13 +41,15 @@ func splitPredictions(args, flagged []string) (runs []string, preds []*importer.
 	return runs, preds, nil
 }
 
-// attachPredictions sets every prediction beside every measured run of a.
+// attachPredictions sets every prediction beside every measured run of a, and
+// compares the runs and predictions at the same per-user speeds.
 func attachPredictions(a *analyze.Analysis, opt analyze.Options, preds []*importer.Prediction) {
 	for _, p := range preds {
 		for i := range a.Runs {
 			a.Predictions = append(a.Predictions, *analyze.ComparePrediction(&a.Runs[i], opt, p))
 		}
 	}
+	a.MatchedSpeed = analyze.MatchSpeeds(a, opt.Decision.GPUHourCost)
 }
 
 // importPrediction handles `ceiling import` of planner files: they become ceiling's

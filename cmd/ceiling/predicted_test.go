@@ -64,3 +64,36 @@ func TestPredictedMalformed(t *testing.T) {
 		t.Errorf("a prediction alone: exit %d\n%s", code, stderr)
 	}
 }
+
+// The report draws the predicted points over the measured curves, with the
+// per-point errors and the flags in words, and compares the runs at the same
+// per-user speed.
+func TestReportPredicted(t *testing.T) {
+	needPeers(t)
+	h100, _ := filepath.Glob(filepath.Join(peerDir, "aurotripathy-*h100*.json"))
+	l40s, _ := filepath.Glob(filepath.Join(peerDir, "aurotripathy-*l40s*.json"))
+	if len(h100) != 9 || len(l40s) != 8 {
+		t.Fatalf("want the H100 and L40S sweeps, got %d and %d files", len(h100), len(l40s))
+	}
+	dir := t.TempDir()
+	runs := []string{filepath.Join(dir, "h100.parquet"), filepath.Join(dir, "l40s.parquet")}
+	ceiling(t, append(append([]string{"import"}, h100...), "-o", runs[0])...)
+	ceiling(t, append(append([]string{"import"}, l40s...), "-o", runs[1])...)
+	out := filepath.Join(dir, "r.html")
+	ceiling(t, "report", runs[0], runs[1], "--predicted", aicFile, "--model-config", "../../samples/models/llama-3.1-8b.json", "--gpu", "h100-sxm", "--gpus", "1", "--gpu-hour-cost", "2.5", "-o", out)
+	html, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"PREDICTED by AIConfigurator (vllm) beside the measured runs", "PREDICTED over measured: tokens per GPU vs per-user speed",
+		"FLAG: predicted c=384 at 884 tok/s/GPU", "At the same per-user speed", "per million output tokens", "tok/s per user:"} {
+		if !strings.Contains(string(html), want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	// analyze of the two runs gives the same comparison in text.
+	text := ceiling(t, "analyze", runs[0], runs[1], "--gpus", "1", "--gpu-hour-cost", "2.5")
+	if !strings.Contains(text, "At the same per-user speed") || !strings.Contains(text, "($") {
+		t.Errorf("analyze of two runs lacks the comparison at the same per-user speed:\n%s", text[:min(len(text), 2000)])
+	}
+}

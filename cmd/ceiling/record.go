@@ -21,6 +21,10 @@ const recordExample = `Example:
       --prompt-tokens 1024 --output-tokens 512 -o run.parquet
 
   ceiling record --url http://127.0.0.1:8000 --concurrency auto -o auto.parquet
+
+  # Search the highest concurrency that keeps p95 TTFT under 2 s, within 10%:
+  ceiling record --url http://127.0.0.1:8000 --concurrency auto \
+      --slo-ttft p95:2s --slo-tpot 50ms --sustain 5m -o search.parquet
   ceiling record --url http://127.0.0.1:8000 --rate 1,2,4 --duration-per-level 60s -o open.parquet
 
   # GPU power and energy per token from the DCGM exporter of each node:
@@ -35,8 +39,21 @@ func runRecord(ctx context.Context, e env, args []string) int {
 	url := fs.String("url", "", "server base URL, e.g. http://127.0.0.1:8000 (required; credentials in it are never stored)")
 	model := fs.String("model", "", "model id to request (default: the first one /v1/models lists)")
 	endpoint := fs.String("endpoint", "chat", "chat (/v1/chat/completions) or completions (/v1/completions)")
-	concurrency := fs.String("concurrency", "", "closed-loop levels, e.g. 1,2,4,8, or auto (geometric until throughput stops rising)")
-	rates := fs.String("rate", "", "open-loop levels in requests/s with Poisson arrivals, e.g. 1,2,4 (instead of --concurrency)")
+	concurrency := fs.String("concurrency", "", "closed-loop levels, e.g. 1,2,4,8, or auto: search the ceiling (ramp ×2 until a criterion fails, then bisect to --resolution)")
+	rates := fs.String("rate", "", "open-loop levels in requests/s with Poisson arrivals, e.g. 1,2,4, or auto: search the highest rate that passes the criteria (instead of --concurrency)")
+	sloTTFT := fs.String("slo-ttft", "", "search criterion: TTFT percentile target, e.g. p95:2s (a bare 2s is p99), several as p95:1s,p99.9:3s")
+	sloTPOT := fs.String("slo-tpot", "", "search criterion: TPOT percentile target, e.g. p99:50ms")
+	sloITL := fs.String("slo-itl", "", "search criterion: inter-token gap percentile target, e.g. p99:100ms")
+	sloE2E := fs.String("slo-e2e", "", "search criterion: whole-request latency percentile target, e.g. p95:30s")
+	minGoodput := fs.String("min-goodput", "", "search criterion: share of requests meeting every TTFT/TPOT/E2E target, e.g. 90%")
+	maxErrors := fs.String("max-errors", "5%", "search criterion: share of requests that may fail (off = none)")
+	knee := fs.String("knee", "5%", "search criterion: throughput gain per doubling below which a level is past the knee (off = none)")
+	kvEvidence := fs.String("kv-evidence", "on", "search criterion: fail a level where the server preempts or retracts requests or reports KV-cache errors (on|off)")
+	kvUsage := fs.String("kv-usage", "off", "search criterion: fail a level where the server's mean KV-cache usage reaches this share, e.g. 95%")
+	resolution := fs.String("resolution", "", "search: stop when the bracket is within this, e.g. 10%, 2 or 10%,1 (default 10%,1: the larger of 10% and 1 request; --rate auto: 10%)")
+	beyondKV := fs.Bool("beyond-kv", false, "search: run levels beyond what the server's declared KV cache holds")
+	sustain := fs.Duration("sustain", 0, "search: hold the ceiling found for this long as one more level and report whether the criteria kept passing, e.g. 5m")
+	searchStart := fs.Float64("search-start", 0, "search: the first level (default: the plan's prediction for the declared --model-config/--gpu, else the server's declared capacity, else 1)")
 	perLevel := fs.Int("requests-per-level", 0, "measured requests per level (default: until the level's steady state holds enough completions over enough request lifetimes to be valid, and lasted 30s; docs/recording.md)")
 	perLevelDur := fs.Duration("duration-per-level", 0, "send requests for this long per level instead of a count, e.g. 60s")
 	maxLevelDur := fs.Duration("max-level-duration", 10*time.Minute, "cap of a level sized by the default rule (neither --requests-per-level nor --duration-per-level)")
@@ -58,6 +75,7 @@ func runRecord(ctx context.Context, e env, args []string) int {
 	ignoreEOS := fs.Bool("ignore-eos", false, "send ignore_eos: true so output lengths are exact on servers that honour it")
 	timeout := fs.Duration("timeout", 5*time.Minute, "fail a request that receives no token for this long (a stalled stream; SSE keep-alive comments do not count)")
 	requestTimeout := fs.Duration("request-timeout", record.DefaultRequestTimeout, "fail a request that has not finished after this long, however much it still sends")
+	probeTimeout := fs.Duration("probe-timeout", 10*time.Second, "wait this long for each answer of the probe before the sweep (/v1/models, /metrics, ...); a server that scales to zero may need more; with --model a slow model list is skipped")
 	grace := fs.Duration("grace", 30*time.Second, "on Ctrl-C, wait this long for requests in flight before recording them as cancelled")
 	metricsURL := fs.String("metrics-url", "", "Prometheus metrics to scrape during the run (default: the server's /metrics when it answers; off = none)")
 	scrape := fs.Duration("scrape-interval", time.Second, "metrics scrape interval")
@@ -106,6 +124,7 @@ func runRecord(ctx context.Context, e env, args []string) int {
 		{"duration-per-level", *perLevelDur <= 0},
 		{"timeout", *timeout <= 0},
 		{"request-timeout", *requestTimeout <= 0},
+		{"probe-timeout", *probeTimeout <= 0},
 		{"scrape-interval", *scrape <= 0},
 	} {
 		if fs.Changed(f.name) && f.bad {
@@ -140,6 +159,7 @@ func runRecord(ctx context.Context, e env, args []string) int {
 		IgnoreEOS:          *ignoreEOS,
 		Timeout:            *timeout,
 		RequestTimeout:     *requestTimeout,
+		ProbeTimeout:       *probeTimeout,
 		Grace:              *grace,
 		Abort:              e.abort,
 		MetricsURL:         *metricsURL,
@@ -188,12 +208,14 @@ func runRecord(ctx context.Context, e env, args []string) int {
 	var err error
 	if strings.TrimSpace(*concurrency) == "auto" {
 		opts.Auto = true
+	} else if strings.TrimSpace(*rates) == "auto" {
+		opts.RateAuto = true
 	} else if *concurrency != "" {
 		if opts.Concurrency, err = parseInts(*concurrency); err != nil {
 			return usageErr("--concurrency: " + err.Error())
 		}
 	}
-	if *rates != "" {
+	if *rates != "" && !opts.RateAuto {
 		if opts.Rates, err = parseFloats(*rates); err != nil {
 			return usageErr("--rate: " + err.Error())
 		}
@@ -207,6 +229,14 @@ func runRecord(ctx context.Context, e env, args []string) int {
 		if opts.ReplaySpeeds, err = parseFloats(*replaySpeed); err != nil {
 			return usageErr("--replay-speed: " + err.Error())
 		}
+	}
+	if msg := searchFlags(fs, &opts, searchFlagValues{ttft: *sloTTFT, tpot: *sloTPOT, itl: *sloITL, e2e: *sloE2E,
+		goodput: *minGoodput, errors: *maxErrors, knee: *knee, kvEvidence: *kvEvidence, kvUsage: *kvUsage,
+		resolution: *resolution, beyondKV: *beyondKV, sustain: *sustain, start: *searchStart}); msg != "" {
+		return usageErr(msg)
+	}
+	if opts.Auto && opts.SearchStart == 0 {
+		opts.SearchStart, opts.SearchStartWhy = predictedStart(cf, opts.PromptTokens+opts.OutputTokens)
 	}
 	if err := opts.Validate(); err != nil {
 		return usageErr(err.Error())
@@ -226,6 +256,14 @@ func runRecord(ctx context.Context, e env, args []string) int {
 		}
 		fmt.Fprintf(e.stderr, "wrote %s: %d levels, %d measured requests, %d errors (%s)\n",
 			where, len(info.Levels), requests, errs, info.StopReason)
+		if info.Search != nil && !info.Search.Done {
+			fmt.Fprintf(e.stderr, "%s\n", info.Search.Answer)
+		}
+	}
+	if err == nil && allFailed(info) {
+		// The trace is kept (its error column says why), but nothing was measured.
+		fmt.Fprintf(e.stderr, "ceiling record: every one of the %d measured requests failed: the trace holds no measurement (its error column, or ceiling analyze, says why)\n", measured(info))
+		return exitFailed
 	}
 	if err != nil {
 		fmt.Fprintf(e.stderr, "ceiling record: %v\n", err)
@@ -235,6 +273,24 @@ func runRecord(ctx context.Context, e env, args []string) int {
 		return exitFailed
 	}
 	return exitOK
+}
+
+// measured is how many measured requests the run's levels hold.
+func measured(info trace.RunInfo) int {
+	n := 0
+	for _, l := range info.Levels {
+		n += l.Requests
+	}
+	return n
+}
+
+// allFailed says whether the run measured requests and every one failed.
+func allFailed(info trace.RunInfo) bool {
+	errs := 0
+	for _, l := range info.Levels {
+		errs += l.Errors
+	}
+	return measured(info) > 0 && errs >= measured(info)
 }
 
 func parseInts(s string) ([]int, error) {

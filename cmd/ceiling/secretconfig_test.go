@@ -87,3 +87,15 @@ func TestConfigNeverChoosesTheSecret(t *testing.T) {
 		})
 	}
 }
+
+// Issue 18 item 19: a --config file has a size bound, as config.json has: a 50 MB
+// YAML took 880 MB of memory and wrote a 100 MB trace. A file above the bound is a
+// usage error naming the file, read no further than the bound.
+func TestRunConfigSizeBounded(t *testing.T) {
+	big := "notes: \"" + strings.Repeat("x", 2<<20) + "\"\nconcurrency: [1]\n"
+	path := writeConfig(t, "big.yaml", big)
+	code, _, stderr := runRecordArgs(nil, "--config", path, "--url", "http://127.0.0.1:1", "-o", filepath.Join(t.TempDir(), "o.parquet"))
+	if code != exitUsage || !strings.Contains(stderr, path) || !strings.Contains(stderr, "larger than") {
+		t.Errorf("exit %d, want %d naming %s and its size:\n%.300s", code, exitUsage, path, stderr)
+	}
+}

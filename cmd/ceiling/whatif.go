@@ -68,6 +68,9 @@ func runWhatIf(ctx context.Context, e env, args []string) int {
 	if fs.Changed("to-ep") {
 		ch.EP = &ep
 	}
+	if err := checkWhatIfChange(fs, ch); err != nil {
+		return h.usageError(e, err.Error())
+	}
 	opt, err := options()
 	if err != nil {
 		return h.usageError(e, err.Error())

@@ -61,6 +61,11 @@ type Config struct {
 	//     (sglang:*); owned_by "sglang".
 	// Unlimited KVTokens is reported as 1<<20 tokens.
 	Kind string
+	// Version is the server version reported where the imitated server reports one:
+	// llama.cpp /props build_info and SGLang /get_server_info version (default
+	// "enginetest"), and vLLM GET /version (only when set), so tests can present a
+	// real version string.
+	Version string
 	// APIKey, when set, makes requests without "Authorization: Bearer <key>" get 401.
 	APIKey string
 	// IgnoreUsageOption: never send usage (a server without include_usage).
@@ -98,6 +103,11 @@ type Config struct {
 	MaxBatchedTokens int
 	// Watermark is the share of vLLM's blocks kept free when admitting (default 0.01).
 	Watermark float64
+	// DataParallel runs that many vLLM engines (data parallel), each with its own
+	// KVTokens cache and Slots, requests going to the least loaded (waiting × 4 +
+	// running, as vLLM's DP load balancer scores them); /metrics has one series per
+	// engine="N". 0 = 1.
+	DataParallel int
 }
 
 // Fault is a misbehaviour injected into one request.
@@ -187,7 +197,11 @@ type Server struct {
 	ln        net.Listener
 	srv       *http.Server
 	sched     scheduler
-	sim       *simLoop // the step scheduler, nil with Scheduler ""
+	sim       *simLoop   // the first step scheduler, nil with Scheduler ""
+	engines   []*simLoop // every step scheduler: DataParallel of them (vLLM), else one
+	// dispatchMu makes choosing an engine and submitting to it one step, so that
+	// requests arriving together spread over the engines.
+	dispatchMu sync.Mutex
 
 	base       context.Context // parent of every request context
 	cancelBase context.CancelFunc
@@ -235,6 +249,7 @@ func Start(cfg Config) (*Server, error) {
 	if cfg.ReasoningField == "" {
 		cfg.ReasoningField = "reasoning_content"
 	}
+
 	switch cfg.ReasoningField {
 	case "reasoning_content", "reasoning":
 	default:
@@ -269,8 +284,12 @@ func Start(cfg Config) (*Server, error) {
 	}
 	s.base, s.cancelBase = context.WithCancel(context.Background())
 	if cfg.Scheduler != SchedulerReserve {
-		s.sim = newSimLoop(&s.cfg)
-		go s.sim.run(s.base)
+		for range max(s.cfg.DataParallel, 1) {
+			l := newSimLoop(&s.cfg)
+			s.engines = append(s.engines, l)
+			go l.run(s.base)
+		}
+		s.sim = s.engines[0]
 	}
 	s.srv = &http.Server{
 		Handler:     s.routes(),
@@ -301,7 +320,7 @@ func (s *Server) Waiting() int { _, w, _ := s.load(); return w }
 // reports.
 func (s *Server) load() (running, waiting int, kvUsage float64) {
 	if s.sim != nil {
-		st := s.sim.state()
+		st := s.simTotals()
 		return st.running, st.waiting, st.usage
 	}
 	r, w, _ := s.sched.state()
@@ -314,7 +333,23 @@ func (s *Server) Preemptions() int64 {
 	if s.sim == nil {
 		return 0
 	}
-	return s.sim.state().preemptionsTotal
+	return s.simTotals().preemptionsTotal
+}
+
+// simTotals sums the step schedulers' states (KV usage: their mean).
+func (s *Server) simTotals() simState {
+	var t simState
+	for _, l := range s.engines {
+		st := l.state()
+		t.running += st.running
+		t.waiting += st.waiting
+		t.usedTokens += st.usedTokens
+		t.usage += st.usage / float64(len(s.engines))
+		t.preemptionsTotal += st.preemptionsTotal
+		t.retractedRecent += st.retractedRecent
+		t.steps += st.steps
+	}
+	return t
 }
 
 // Log returns a copy of the request log, one entry per completion request, in
@@ -415,6 +450,11 @@ func (s *Server) routes() http.Handler {
 	switch s.cfg.Kind {
 	case "vllm":
 		mux.HandleFunc("POST /tokenize", s.serveVLLMTokenize)
+		if s.cfg.Version != "" {
+			mux.HandleFunc("GET /version", func(w http.ResponseWriter, r *http.Request) {
+				writeJSON(w, map[string]any{"version": s.cfg.Version})
+			})
+		}
 	case "llamacpp":
 		mux.HandleFunc("GET /props", s.serveLlamaProps)
 		mux.HandleFunc("GET /slots", s.serveLlamaSlots)
@@ -423,6 +463,14 @@ func (s *Server) routes() http.Handler {
 		mux.HandleFunc("GET /get_server_info", s.serveSGLangInfo)
 	}
 	return mux
+}
+
+// version is the version string reported by /props and /get_server_info.
+func (s *Server) version() string {
+	if s.cfg.Version != "" {
+		return s.cfg.Version
+	}
+	return "enginetest"
 }
 
 // maxModelLen is the context length reported and, when configured, enforced.

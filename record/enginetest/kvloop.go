@@ -3,6 +3,7 @@ package enginetest
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -14,6 +15,8 @@ type simLoop struct {
 	mu   sync.Mutex
 	sim  kvSim
 	wake chan struct{} // a request was added while the loop idled
+	// Tokens this engine prefilled (first admissions) and generated.
+	promptTokens, genTokens atomic.Int64
 }
 
 func newSimLoop(cfg *Config) *simLoop {
@@ -41,6 +44,12 @@ func (l *simLoop) cancel(r *simReq) {
 	l.mu.Unlock()
 }
 
+// score is how loaded the engine is, as vLLM's data-parallel load balancer counts.
+func (l *simLoop) score() int {
+	st := l.state()
+	return st.waiting*4 + st.running
+}
+
 func (l *simLoop) state() simState {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -66,10 +75,12 @@ func (l *simLoop) run(ctx context.Context) {
 		waiting := l.sim.state().waiting
 		l.mu.Unlock()
 		for _, r := range out.admitted {
+			l.promptTokens.Add(int64(r.prompt))
 			if r.onAdmit != nil {
 				r.onAdmit()
 			}
 		}
+		l.genTokens.Add(int64(len(out.emitted)))
 		d := l.cfg.stepDuration(out.tokens, waiting)
 		if out.tokens == 0 {
 			d = max(d, time.Millisecond) // a step that could do nothing: do not spin

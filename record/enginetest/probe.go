@@ -61,7 +61,7 @@ func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	running, waiting, kvFrac := s.load()
 	var st simState
 	if s.sim != nil {
-		st = s.sim.state()
+		st = s.simTotals()
 	}
 	prompt := s.promptTokensTotal.Load()
 	gen := s.generationTokensTotal.Load()
@@ -77,22 +77,21 @@ func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	}
 	switch s.cfg.Kind {
 	case "vllm":
+		if s.sim != nil {
+			s.writeVLLMEngines(&b, model)
+			break
+		}
 		l := `engine="0",model_name="` + model + `"`
 		metric("vllm:num_requests_running", "gauge", "Number of requests in model execution batches.", l, float64(running))
 		metric("vllm:num_requests_waiting", "gauge", "Number of requests waiting to be processed.", l, float64(waiting))
 		metric("vllm:kv_cache_usage_perc", "gauge", "KV-cache usage. 1 means 100 percent usage.", l, kvFrac)
-		if s.sim != nil {
-			metric("vllm:num_preemptions_total", "counter", "Cumulative number of preemption from the engine.", l, float64(st.preemptionsTotal))
-		}
 		metric("vllm:prompt_tokens_total", "counter", "Number of prefill tokens processed.", l, float64(prompt))
 		metric("vllm:generation_tokens_total", "counter", "Number of generation tokens processed.", l, float64(gen))
 		metric("vllm:request_success_total", "counter", "Count of successfully processed requests.",
 			`engine="0",finished_reason="length",model_name="`+model+`"`, float64(ok))
 		s.ttft.write(&b, "vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", l)
 		metric("vllm:cache_config_info", "gauge", "Information of the LLMEngine CacheConfig",
-			`block_size="`+strconv.Itoa(blockSize)+`",cache_dtype="auto",enable_prefix_caching="True",engine="0",gpu_memory_utilization="0.9",kv_cache_size_tokens="`+
-				strconv.Itoa(s.kvCapacity())+`",num_cpu_blocks="0",num_gpu_blocks="`+
-				strconv.Itoa((s.kvCapacity()+blockSize-1)/blockSize)+`"`, 1)
+			cacheConfigLabels(0, s.kvCapacity()), 1)
 	case "llamacpp":
 		metric("llamacpp:prompt_tokens_total", "counter", "Number of prompt tokens processed.", "", float64(prompt))
 		metric("llamacpp:tokens_predicted_total", "counter", "Number of generation tokens processed.", "", float64(gen))
@@ -124,6 +123,45 @@ func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	_, _ = io.WriteString(w, b.String())
 }
 
+// cacheConfigLabels are the labels of vLLM's cache_config_info for one engine.
+func cacheConfigLabels(engine, kvTokens int) string {
+	return `block_size="` + strconv.Itoa(blockSize) + `",cache_dtype="auto",enable_prefix_caching="True",engine="` +
+		strconv.Itoa(engine) + `",gpu_memory_utilization="0.9",kv_cache_size_tokens="` + strconv.Itoa(kvTokens) +
+		`",num_cpu_blocks="0",num_gpu_blocks="` + strconv.Itoa((kvTokens+blockSize-1)/blockSize) + `"`
+}
+
+// writeVLLMEngines writes the vLLM metrics of the step schedulers: one series per
+// data-parallel engine (engine="N"), as vLLM labels them. The TTFT histogram and
+// the success counter, kept for the whole server, go on engine 0.
+func (s *Server) writeVLLMEngines(b *strings.Builder, model string) {
+	labels := func(i int) string { return `engine="` + strconv.Itoa(i) + `",model_name="` + model + `"` }
+	family := func(name, typ, help string, v func(i int, l *simLoop, st simState) float64) {
+		fmt.Fprintf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, typ)
+		for i, l := range s.engines {
+			fmt.Fprintf(b, "%s{%s} %s\n", name, labels(i), strconv.FormatFloat(v(i, l, l.state()), 'g', -1, 64))
+		}
+	}
+	family("vllm:num_requests_running", "gauge", "Number of requests in model execution batches.",
+		func(_ int, _ *simLoop, st simState) float64 { return float64(st.running) })
+	family("vllm:num_requests_waiting", "gauge", "Number of requests waiting to be processed.",
+		func(_ int, _ *simLoop, st simState) float64 { return float64(st.waiting) })
+	family("vllm:kv_cache_usage_perc", "gauge", "KV-cache usage. 1 means 100 percent usage.",
+		func(_ int, _ *simLoop, st simState) float64 { return st.usage })
+	family("vllm:num_preemptions_total", "counter", "Cumulative number of preemption from the engine.",
+		func(_ int, _ *simLoop, st simState) float64 { return float64(st.preemptionsTotal) })
+	family("vllm:prompt_tokens_total", "counter", "Number of prefill tokens processed.",
+		func(_ int, l *simLoop, _ simState) float64 { return float64(l.promptTokens.Load()) })
+	family("vllm:generation_tokens_total", "counter", "Number of generation tokens processed.",
+		func(_ int, l *simLoop, _ simState) float64 { return float64(l.genTokens.Load()) })
+	fmt.Fprintf(b, "# HELP vllm:request_success_total Count of successfully processed requests.\n# TYPE vllm:request_success_total counter\n")
+	fmt.Fprintf(b, "vllm:request_success_total{engine=\"0\",finished_reason=\"length\",model_name=\"%s\"} %d\n", model, s.requestsOK.Load())
+	s.ttft.write(b, "vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", labels(0))
+	fmt.Fprintf(b, "# HELP vllm:cache_config_info Information of the LLMEngine CacheConfig\n# TYPE vllm:cache_config_info gauge\n")
+	for i := range s.engines {
+		fmt.Fprintf(b, "vllm:cache_config_info{%s} 1\n", cacheConfigLabels(i, s.cfg.KVTokens))
+	}
+}
+
 // llamaSlots is the slot count llama.cpp reports (it always has at least one).
 func (s *Server) llamaSlots() int { return max(s.cfg.Slots, 1) }
 
@@ -144,7 +182,7 @@ func (s *Server) serveLlamaProps(w http.ResponseWriter, r *http.Request) {
 		},
 		"total_slots": s.llamaSlots(),
 		"model_path":  s.cfg.Model + ".gguf",
-		"build_info":  "enginetest",
+		"build_info":  s.version(),
 	})
 }
 
@@ -210,7 +248,7 @@ func (s *Server) serveSGLangInfo(w http.ResponseWriter, r *http.Request) {
 		"model_path":           s.cfg.Model,
 		"context_length":       s.maxModelLen(),
 		"max_total_num_tokens": s.kvCapacity(),
-		"version":              "enginetest",
+		"version":              s.version(),
 	}
 	if s.cfg.Slots > 0 {
 		info["max_running_requests"] = s.cfg.Slots

@@ -149,3 +149,18 @@ func TestCountTokens(t *testing.T) {
 		}
 	}
 }
+
+// TestVersion: a configured version is what the imitated server reports.
+func TestVersion(t *testing.T) {
+	for _, tc := range []struct{ kind, path, want string }{
+		{"vllm", "/version", `"version":"0.10.1"`},
+		{"llamacpp", "/props", `"build_info":"0.10.1"`},
+		{"sglang", "/get_server_info", `"version":"0.10.1"`},
+	} {
+		s := New(Config{Kind: tc.kind, Version: "0.10.1"})
+		if got := get(t, s.URL()+tc.path); !strings.Contains(got, tc.want) {
+			t.Errorf("%s %s = %s, want %s", tc.kind, tc.path, got, tc.want)
+		}
+		s.Close()
+	}
+}

@@ -107,6 +107,9 @@ func checkScheduler(cfg *Config) error {
 		return fmt.Errorf("config has a negative StepTime, TokenTime, WaitingTime or MaxBatchedTokens, or a Watermark outside [0, 1): %v, %v, %v, %d, %g",
 			cfg.StepTime, cfg.TokenTime, cfg.WaitingTime, cfg.MaxBatchedTokens, cfg.Watermark)
 	}
+	if cfg.DataParallel < 0 || (cfg.DataParallel > 1 && cfg.Scheduler != SchedulerVLLM) {
+		return fmt.Errorf("config DataParallel %d: only the vLLM scheduler runs data-parallel engines", cfg.DataParallel)
+	}
 	if cfg.StepTime == 0 && cfg.TokenTime == 0 && cfg.WaitingTime == 0 {
 		cfg.StepTime, cfg.TokenTime, cfg.WaitingTime = defaultStepTime, defaultTokenTime, defaultWaitingTime
 	}

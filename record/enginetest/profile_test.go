@@ -103,7 +103,9 @@ func TestSchedulerHTTP(t *testing.T) {
 // batch fail: the second, before its first token, gets HTTP 500 with llama.cpp's
 // error body, the first an error event mid-stream; both are logged "kv".
 func TestLlamaUnifiedHTTP(t *testing.T) {
-	s := New(fast(Config{Scheduler: SchedulerLlamaUnified, KVTokens: 1000, Slots: 4}))
+	// Steps of 5ms: the first stream's last 400 tokens take 2s, time enough for
+	// the second request to arrive on a loaded machine.
+	s := New(Config{Scheduler: SchedulerLlamaUnified, KVTokens: 1000, Slots: 4, StepTime: 5 * time.Millisecond})
 	defer s.Close()
 	body := chatBody(strings.Repeat("w ", 100), 850)
 	b, _ := json.Marshal(body)
@@ -280,5 +282,49 @@ func TestSchedulerCancelAndPlain(t *testing.T) {
 	plain.Body.Close()
 	if plain.StatusCode != http.StatusOK || strings.Count(string(raw), "tok ") != 30 {
 		t.Errorf("non-streamed: %d %s; want 30 tokens", plain.StatusCode, raw)
+	}
+}
+
+// TestVLLMDataParallel: two data-parallel vLLM engines of 1024 tokens each take
+// eight requests of 20 + 180 four apiece, and none preempts, where one engine alone
+// must; /metrics has each engine's series, cache_config_info included.
+func TestVLLMDataParallel(t *testing.T) {
+	for _, tc := range []struct {
+		dp      int
+		preempt bool
+	}{{1, true}, {2, false}} {
+		s := New(fast(Config{Scheduler: SchedulerVLLM, KVTokens: 1024, DataParallel: tc.dp}))
+		res := concurrentStreams(t, s, 8, chatBody(strings.Repeat("w ", 20), 180))
+		for i, r := range res {
+			if r.status != http.StatusOK || r.tokens != 180 {
+				t.Errorf("dp=%d: stream %d: status %d, %d tokens", tc.dp, i, r.status, r.tokens)
+			}
+		}
+		if got := s.Preemptions() > 0; got != tc.preempt {
+			t.Errorf("dp=%d: %d preemptions, want preemptions %v", tc.dp, s.Preemptions(), tc.preempt)
+		}
+		m := get(t, s.URL()+"/metrics")
+		samples, err := prom.Parse(strings.NewReader(m))
+		if err != nil {
+			t.Fatal(err)
+		}
+		engines := map[string]bool{}
+		var gen float64
+		for _, x := range samples {
+			switch x.Name {
+			case "vllm:cache_config_info":
+				l := prom.ParseLabels(x.Labels)
+				engines[l["engine"]] = true
+				if l["kv_cache_size_tokens"] != "1024" || l["num_gpu_blocks"] != "64" {
+					t.Errorf("dp=%d: cache_config_info %s, want 1024 tokens, 64 blocks an engine", tc.dp, x.Labels)
+				}
+			case "vllm:generation_tokens_total":
+				gen += x.Value
+			}
+		}
+		if len(engines) != tc.dp || gen != 8*180 {
+			t.Errorf("dp=%d: cache_config_info of engines %v, %v tokens generated in all; want %d engines and 1440", tc.dp, engines, gen, tc.dp)
+		}
+		s.Close()
 	}
 }

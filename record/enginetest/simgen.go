@@ -10,8 +10,8 @@ import (
 // A completion request served by a step scheduler: the handler submits it, then
 // waits for the tokens the engine loop hands out, instead of pacing itself.
 
-// simStart submits g to the step scheduler; the caller must call s.sim.cancel(g.sr)
-// when the handler ends.
+// simStart submits g to the least loaded step scheduler (the first on a tie); the
+// caller must call g.loop.cancel(g.sr) when the handler ends.
 func (g *generation) simStart() {
 	s := g.s
 	r := newSimReq(g.entry.Index, g.prompt, g.output)
@@ -21,7 +21,16 @@ func (g *generation) simStart() {
 		s.promptTokensTotal.Add(int64(g.prompt))
 	}
 	g.sr = r
-	s.sim.submit(r)
+	s.dispatchMu.Lock()
+	defer s.dispatchMu.Unlock()
+	g.loop = s.engines[0]
+	best := g.loop.score()
+	for _, l := range s.engines[1:] {
+		if sc := l.score(); sc < best {
+			g.loop, best = l, sc
+		}
+	}
+	g.loop.submit(r)
 }
 
 // simReady waits until n tokens are at hand (not yet written). failed: the engine

@@ -47,6 +47,7 @@ type generation struct {
 	// With a step scheduler: the request inside it, and tokens handed out but not
 	// yet written.
 	sr      *simReq
+	loop    *simLoop
 	simHave int
 	// status overrides the HTTP status logged (a step scheduler's failure).
 	status int
@@ -294,7 +295,7 @@ func (g *generation) stream(ctx context.Context, w http.ResponseWriter) {
 	if s.sim != nil {
 		ttft, gap = 0, 0
 		g.simStart()
-		defer s.sim.cancel(g.sr)
+		defer g.loop.cancel(g.sr)
 		if s.cfg.Kind == "llamacpp" {
 			// llama.cpp answers with its first result: a failure before the first
 			// token is a plain HTTP error, not a stream.
@@ -477,7 +478,7 @@ func (g *generation) plain(ctx context.Context, w http.ResponseWriter) {
 	var d time.Duration
 	if s.sim != nil {
 		g.simStart()
-		defer s.sim.cancel(g.sr)
+		defer g.loop.cancel(g.sr)
 		failed, ok := g.simReady(ctx, g.output)
 		if failed {
 			g.status = http.StatusInternalServerError

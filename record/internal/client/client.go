@@ -29,6 +29,13 @@ var ErrUnauthorized = errors.New("the server refused the API key")
 // ErrUnreachable is returned (wrapped) when the server cannot be contacted at all.
 var ErrUnreachable = errors.New("cannot reach the server")
 
+// ErrSlow is returned (wrapped) when a plain request got no answer within
+// ProbeTimeout: the server accepted the connection but did not answer in time.
+var ErrSlow = errors.New("no answer in time")
+
+// DefaultProbeTimeout bounds a plain request when Options.ProbeTimeout is 0.
+const DefaultProbeTimeout = 10 * time.Second
+
 // errStalled is the cancellation cause when a request saw no data for the timeout.
 var errStalled = errors.New("stalled")
 
@@ -59,7 +66,10 @@ type Options struct {
 	Timeout time.Duration
 	// RequestTimeout bounds a whole request, however much it still sends (0 = none).
 	RequestTimeout time.Duration
-	IgnoreEOS      bool
+	// ProbeTimeout bounds each plain request (model list, /metrics, /props, ...):
+	// 0 = DefaultProbeTimeout. A scale-to-zero endpoint may need more to wake.
+	ProbeTimeout time.Duration
+	IgnoreEOS    bool
 	// MaxConns sizes the connection pool (the sweep's largest concurrency).
 	MaxConns int
 	Insecure bool // skip TLS certificate verification
@@ -143,6 +153,9 @@ func New(opts Options) (*Client, error) {
 	if opts.Timeout <= 0 {
 		opts.Timeout = 5 * time.Minute
 	}
+	if opts.ProbeTimeout <= 0 {
+		opts.ProbeTimeout = DefaultProbeTimeout
+	}
 	conns := max(opts.MaxConns, 16)
 	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
 	tr := &http.Transport{
@@ -221,6 +234,9 @@ func (c *Client) BaseURL() string { return c.base.String() }
 
 // Endpoint is the full URL of the completion endpoint, without credentials.
 func (c *Client) Endpoint() string { return c.endpoint }
+
+// Model is the model requested ("" until known).
+func (c *Client) Model() string { return c.opts.Model }
 
 // SetModel sets the model requested, once the server has said which it serves;
 // call it before the first request.

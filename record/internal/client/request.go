@@ -13,7 +13,8 @@ import (
 
 // Get fetches path from the server (with credentials): the status and body.
 func (c *Client) Get(ctx context.Context, path string) (status int, body []byte, err error) {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	outer := ctx
+	ctx, cancel := context.WithTimeout(ctx, c.opts.ProbeTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base.String()+path, nil)
 	if err != nil {
@@ -22,10 +23,16 @@ func (c *Client) Get(ctx context.Context, path string) (status int, body []byte,
 	c.authorize(req)
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return 0, nil, errors.New(c.sanitize(c.failure(context.Background(), ctx, err, 10*time.Second)))
+		if outer.Err() == nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return 0, nil, fmt.Errorf("%w: GET %s did not answer within %s (the probe timeout; a server that scales to zero may need longer)", ErrSlow, path, c.opts.ProbeTimeout)
+		}
+		return 0, nil, errors.New(c.sanitize(c.failure(context.Background(), ctx, err, c.opts.ProbeTimeout)))
 	}
 	defer resp.Body.Close()
 	body, err = io.ReadAll(io.LimitReader(resp.Body, 8<<20))
+	if err != nil && outer.Err() == nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		err = fmt.Errorf("%w: GET %s did not finish its answer within %s (the probe timeout)", ErrSlow, path, c.opts.ProbeTimeout)
+	}
 	return resp.StatusCode, body, err
 }
 

@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -27,6 +28,9 @@ type Probe struct {
 	// ModelsStatus is the HTTP status of GET /v1/models (a 404 there suggests a
 	// wrong port or path rather than a server with no model).
 	ModelsStatus int
+	// ModelsErr is why /v1/models gave no answer when the run went on without it
+	// (the model was given and the list was too slow).
+	ModelsErr error
 }
 
 // Server asks the server what it is. Only an unreachable server or refused
@@ -47,7 +51,14 @@ func Server(ctx context.Context, c *client.Client) (Probe, error) {
 func server(ctx context.Context, c *client.Client) (Probe, error) {
 	p := Probe{Server: trace.ServerInfo{Kind: "unknown"}}
 	status, body, err := c.Get(ctx, "/v1/models")
-	if err != nil {
+	switch {
+	case errors.Is(err, client.ErrSlow) && c.Model() != "":
+		// The model is known: the model list is not needed (a scale-to-zero
+		// endpoint wakes slowly; the probe request proves the server).
+		p.ModelsErr = err
+	case errors.Is(err, client.ErrSlow):
+		return p, fmt.Errorf("%w; give --model to go on without the model list, or a longer probe timeout", err)
+	case err != nil:
 		return p, fmt.Errorf("%w at %s: %v", client.ErrUnreachable, c.BaseURL(), err)
 	}
 	p.ModelsStatus = status

@@ -1,0 +1,109 @@
+package importer
+
+import (
+	"fmt"
+	"math"
+	"os"
+)
+
+// Summary-level points: some published results hold one summary per configuration
+// and load, never per-request records (llm-d-benchmark's benchmark report v0.2,
+// InferenceX's agg_*.json). They cannot become a trace (Import refuses them with
+// ErrSummaryOnly), but their numbers are measurements of a whole configuration and
+// are read by ReadSummary as points marked summary-level, for comparisons beside
+// ceiling's own runs and for checking predictions.
+
+// SummaryStats are one latency's summary statistics in seconds; nil when absent.
+type SummaryStats struct {
+	Mean *float64 `json:"mean"`
+	P50  *float64 `json:"p50"`
+	P90  *float64 `json:"p90"`
+	P99  *float64 `json:"p99"`
+}
+
+// SummaryPoint is one configuration at one load, as the tool summarised it.
+type SummaryPoint struct {
+	Label       string  `json:"label"`       // where it came from
+	Concurrency float64 `json:"concurrency"` // 0 = not closed loop or unknown
+	Rate        float64 `json:"rate"`        // requests/s offered; 0 = closed loop or unknown
+	GPUs        int     `json:"gpus"`        // 0 = unknown
+	GPU         string  `json:"gpu"`
+	Model       string  `json:"model"`
+	// OutputTokS is the output tokens per second of the whole configuration;
+	// OutputTokSPerGPU the same per GPU (the tool's own division when it made one).
+	OutputTokS       *float64     `json:"output_tok_s"`
+	OutputTokSPerGPU *float64     `json:"output_tok_s_per_gpu"`
+	RequestS         *float64     `json:"request_s"`
+	PerUserTokS      *float64     `json:"per_user_tok_s"`
+	TTFT             SummaryStats `json:"ttft"`
+	TPOT             SummaryStats `json:"tpot"`
+	E2E              SummaryStats `json:"e2e"`
+	Requests         int          `json:"requests"`
+	Failures         int          `json:"failures"`
+}
+
+// Summary is a file of summary-level points. SummaryLevel is always true: these are
+// a tool's summaries, with no per-request data behind them in the file.
+type Summary struct {
+	SummaryLevel bool           `json:"summary_level"`
+	Tool         string         `json:"tool"`
+	Version      string         `json:"version"`
+	Files        []string       `json:"files"`
+	Points       []SummaryPoint `json:"points"`
+	Missing      []string       `json:"missing"`
+}
+
+// ReadSummary reads the summary-level points of a file: an llm-d benchmark report
+// or InferenceX results. Other tools' files give an error: import them instead.
+func ReadSummary(path string) (*Summary, error) {
+	tool, err := Detect(path)
+	if err != nil {
+		return nil, err
+	}
+	if tool != FromLLMD && tool != FromInferenceX {
+		return nil, fmt.Errorf("%s: a %s result with per-request data: import it (ceiling import), it is more than a summary", path, tool)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	var s *Summary
+	switch tool {
+	case FromLLMD:
+		s, err = readLLMDSummary(path, data)
+	case FromInferenceX:
+		s, err = readInferenceXSummary(path, data)
+	}
+	if err != nil {
+		return nil, err
+	}
+	s.SummaryLevel = true
+	s.Files = []string{path}
+	return s, nil
+}
+
+// stats reads mean/p50/p90/p99 of obj k, scaled to seconds; "median" stands for
+// p50 where p50 is absent.
+func summaryStats(o object, k string, scale float64) (SummaryStats, error) {
+	var st SummaryStats
+	sub, ok, err := o.obj(k)
+	if err != nil || !ok {
+		return st, err
+	}
+	for _, f := range []struct {
+		keys []string
+		dst  **float64
+	}{{[]string{"mean"}, &st.Mean}, {[]string{"p50", "median"}, &st.P50}, {[]string{"p90"}, &st.P90}, {[]string{"p99"}, &st.P99}} {
+		for _, key := range f.keys {
+			v, ok, err := sub.float(key)
+			if err != nil {
+				return st, err
+			}
+			if ok && !math.IsNaN(v) && !math.IsInf(v, 0) {
+				*f.dst = ptrTo(v * scale)
+				break
+			}
+		}
+	}
+	return st, nil
+}

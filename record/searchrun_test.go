@@ -1,0 +1,241 @@
+package record
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ceiling-llm/ceiling/analyze"
+	"github.com/ceiling-llm/ceiling/record/enginetest"
+	"github.com/ceiling-llm/ceiling/trace"
+)
+
+// searchOptions is a fast search against an engine: levels sized by the default
+// rule with a short steady state, so that each is valid.
+func searchOptions(t *testing.T, url string) Options {
+	o := baseOptions(t, url)
+	o.OutputTokens = 32 // 320 ms at 10 ms a token: the client's overhead per request is small beside it
+	o.Concurrency, o.Auto, o.RequestsPerLevel = nil, true, 0
+	o.steadyState = 600 * time.Millisecond
+	return o
+}
+
+// TestRecordSearchBatchBound: 4 slots, the throughput flat beyond them, no capacity
+// declared: the search ramps from 1 and brackets the knee at 4.
+func TestRecordSearchBatchBound(t *testing.T) {
+	eng := enginetest.New(enginetest.Config{Model: "m", TokenGap: 10 * time.Millisecond, Slots: 4})
+	defer eng.Close()
+	o := searchOptions(t, eng.URL())
+	var progress strings.Builder
+	o.Progress = &progress
+	if testing.Verbose() {
+		o.Progress = io.MultiWriter(&progress, os.Stderr)
+	}
+	info, err := Record(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := info.Search
+	if s == nil || !s.Done {
+		t.Fatalf("search result %+v", s)
+	}
+	// The truth is 4; the resolution 1 request.
+	if math.Abs(s.Ceiling-4) > 1 || s.Hi-s.Lo > 1 || s.Bound != "knee" {
+		t.Errorf("answer %q: want ceiling 4 (±1, bracket 1 wide) bound by knee", s.Answer)
+	}
+	want := fmt.Sprintf("ceiling %g concurrent requests (bracket %g..%g), bound by knee at %g: ", s.Lo, s.Lo, s.Hi, s.Hi)
+	if !strings.HasPrefix(s.Answer, want) {
+		t.Errorf("answer %q, want %q…", s.Answer, want)
+	}
+	if !strings.Contains(progress.String(), s.Answer) || !strings.Contains(info.StopReason, s.Answer) {
+		t.Errorf("the answer is not in the live output:\n%s", progress.String())
+	}
+	// Every level is an ordinary sealed level with its judgement.
+	_, merged := readTrace(t, o.Output)
+	if merged.Search == nil || merged.Search.Answer != s.Answer || merged.Plan.Search == nil {
+		t.Fatalf("trace search %+v, plan %+v", merged.Search, merged.Plan.Search)
+	}
+	for _, l := range merged.Levels {
+		if l.Search == nil || l.Search.Verdict == "pending" {
+			t.Errorf("level %d (c=%d) has no verdict: %+v", l.Level, l.Concurrency, l.Search)
+		}
+		if l.Concurrency > 16 {
+			t.Errorf("level c=%d: the search ramped two doublings past the knee", l.Concurrency)
+		}
+	}
+	t.Logf("%s\n%s", s.Answer, progress.String())
+}
+
+// TestRecordSearchKVLimit: the server declares a KV cache that holds 3 requests:
+// the search starts there and never runs beyond it.
+func TestRecordSearchKVLimit(t *testing.T) {
+	eng := enginetest.New(enginetest.Config{Model: "m", TokenGap: 10 * time.Millisecond, Kind: "sglang", KVTokens: 3 * 92})
+	defer eng.Close()
+	o := searchOptions(t, eng.URL())
+	info, err := Record(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range info.Levels {
+		if l.Concurrency > 3 {
+			t.Errorf("level c=%d beyond the 3 requests the KV cache holds", l.Concurrency)
+		}
+	}
+	if info.Levels[0].Concurrency != 3 || info.Levels[0].Search.Phase != "start" {
+		t.Errorf("first level c=%d (%s), want the declared capacity 3", info.Levels[0].Concurrency, info.Levels[0].Search.Phase)
+	}
+	if s := info.Search; s.Ceiling != 3 || s.Bound != "limit" || !strings.Contains(s.Answer, "KV cache") {
+		t.Errorf("answer %q (bound %q): want 3, bound by the KV cache", s.Answer, s.Bound)
+	}
+}
+
+// TestRecordSearchResume: a search killed after its third level continues with
+// --resume from the levels sealed (judging the one sealed but not judged), to an
+// answer within the resolution of the truth (3 slots), like an uninterrupted one.
+func TestRecordSearchResume(t *testing.T) {
+	eng := enginetest.New(enginetest.Config{Model: "m", TokenGap: 10 * time.Millisecond, Slots: 3})
+	defer eng.Close()
+	o := searchOptions(t, eng.URL())
+	o.crashAfterLevels = 3
+	before, err := Record(context.Background(), o)
+	if err == nil {
+		t.Fatal("the simulated crash did not stop the recording")
+	}
+	o.crashAfterLevels, o.Resume = 0, true
+	got, err := Record(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if !got.Levels[i].Started.Equal(before.Levels[i].Started) {
+			t.Errorf("level %d was run again on resume", i)
+		}
+	}
+	if s := got.Search; s == nil || !s.Done || math.Abs(s.Ceiling-3) > 1 || s.Bound != "knee" {
+		t.Errorf("resumed answer %+v, want 3 (±1) bound by the knee; path %s", s, path(got.Levels))
+	}
+	_, merged := readTrace(t, o.Output)
+	if merged.Search == nil || merged.Search.Answer != got.Search.Answer {
+		t.Errorf("the trace's answer %+v differs from the run's %q", merged.Search, got.Search.Answer)
+	}
+}
+
+func path(levels []trace.LevelInfo) string {
+	var b strings.Builder
+	for _, l := range levels {
+		b.WriteString(" " + fmtX(float64(l.Concurrency)) + ":" + l.Search.Phase + ":" + l.Search.Verdict)
+	}
+	return b.String()
+}
+
+func TestParseSLO(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want string
+		err  string
+	}{
+		{"2s", "ttft p99 <= 2s", ""},
+		{"p95:2s", "ttft p95 <= 2s", ""},
+		{"p99.9:500ms, p50:100ms", "ttft p99.9 <= 500ms|ttft p50 <= 100ms", ""},
+		{"P95:1s", "ttft p95 <= 1s", ""},
+		{"p100:1s", "", "percentile"},
+		{"95:1s", "", "percentile"},
+		{"p95:", "", "duration"},
+		{"p95:-1s", "", "duration"},
+		{"fast", "", "duration"},
+	} {
+		cs, err := ParseSLO("ttft", tc.in)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("ParseSLO(%q) error %v, want …%s…", tc.in, err, tc.err)
+			}
+			continue
+		}
+		var got []string
+		for _, c := range cs {
+			got = append(got, c.String())
+		}
+		if err != nil || strings.Join(got, "|") != tc.want {
+			t.Errorf("ParseSLO(%q) = %v, %v; want %s", tc.in, got, err, tc.want)
+		}
+	}
+}
+
+func TestParseResolution(t *testing.T) {
+	for _, tc := range []struct {
+		in         string
+		share, abs float64
+		ok         bool
+	}{
+		{"10%,1", 0.10, 1, true}, {"5%", 0.05, 0, true}, {"2", 0, 2, true}, {"0.5", 0, 0.5, true},
+		{"0%", 0, 0, false}, {"100%", 0, 0, false}, {"-1", 0, 0, false}, {"x", 0, 0, false}, {"", 0, 0, false},
+	} {
+		s, a, err := parseResolution(tc.in)
+		if (err == nil) != tc.ok || (tc.ok && (math.Abs(s-tc.share) > 1e-12 || a != tc.abs)) {
+			t.Errorf("parseResolution(%q) = %g, %g, %v", tc.in, s, a, err)
+		}
+	}
+}
+
+func f(v float64) *float64 { return &v }
+
+func TestJudgeLevel(t *testing.T) {
+	ttft := func(n int, p95 float64) analyze.Summary {
+		return analyze.Summary{N: n, P50: f(p95 / 2), P90: f(p95), P95: f(p95), P99: f(p95 * 2),
+			Tail: []analyze.TailPercentile{{P: 99.9, N: n, Need: 1000, Note: "p99.9 needs ≥ 1,000 requests; this level has 240"}}}
+	}
+	valid := analyze.Level{Concurrency: 8, Requests: 240, Valid: true, TTFT: ttft(240, 1.5), RequestS: 4, GoodputRequestS: f(3.9)}
+	slo95, _ := ParseSLO("ttft", "p95:2s")
+	slo999, _ := ParseSLO("ttft", "p99.9:2s")
+	for _, tc := range []struct {
+		name    string
+		crit    []Criterion
+		l       analyze.Level
+		failed  string
+		invalid string
+	}{
+		{"meets p95", slo95, valid, "", ""},
+		{"misses p95", slo95, func() analyze.Level { l := valid; l.TTFT = ttft(240, 2.5); return l }(), "ttft p95", ""},
+		{"p99.9 from 240 requests is not judged", slo999, valid, "", "ttft p99.9 needs ≥ 1000 requests; this level has 240"},
+		{"p95 from 12 requests is not judged", slo95, func() analyze.Level { l := valid; l.TTFT = ttft(12, 1); return l }(), "", "needs ≥ 20 requests"},
+		{"invalid level is not judged on latency", slo95, func() analyze.Level { l := valid; l.Valid, l.InvalidReason = false, "too short"; return l }(), "", "too short"},
+		{"errors count on an invalid level", DefaultCriteria(), analyze.Level{Requests: 100, Errors: 30, ErrorKinds: map[string]int{"http_503": 30}}, "errors", ""},
+		{"5% errors pass", DefaultCriteria(), analyze.Level{Requests: 100, Errors: 5, Valid: true}, "", ""},
+		{"preemptions", DefaultCriteria(), analyze.Level{Requests: 100, Valid: true, Server: &analyze.ServerCounters{Preemptions: f(3)}}, "kv", ""},
+		{"kv usage", []Criterion{{Kind: "kv-usage", Limit: 0.95}}, analyze.Level{Valid: true, Server: &analyze.ServerCounters{KVUsageMean: f(0.97), KVUsageMax: f(1)}}, "kv-usage", ""},
+		{"goodput", []Criterion{{Kind: "goodput", Limit: 0.99}}, valid, "goodput", ""},
+		{"open-loop overload", nil, analyze.Level{Rate: 10, RequestS: 6}, "overload", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			failed, ev, invalid := judgeLevel(tc.crit, tc.l)
+			if strings.Join(failed, ",") != tc.failed || !strings.Contains(invalid, tc.invalid) || (tc.invalid == "" && invalid != "") {
+				t.Errorf("judgeLevel = %v %v %q; want failed %q invalid …%s…", failed, ev, invalid, tc.failed, tc.invalid)
+			}
+			if len(failed) != len(ev) {
+				t.Errorf("%d failed, %d evidence lines", len(failed), len(ev))
+			}
+		})
+	}
+}
+
+func TestSearchPointsPoolRepeats(t *testing.T) {
+	st := func(v string, tok float64, failed ...string) *trace.SearchStep {
+		return &trace.SearchStep{Phase: "ramp", Verdict: v, OutputTokS: tok, OwnFailed: failed, OwnEvidence: failed}
+	}
+	levels := []trace.LevelInfo{
+		{Level: 0, Concurrency: 1, Search: st("pass", 10)},
+		{Level: 1, Concurrency: 1, Repeat: 1, Search: st("pass", 12)},
+		{Level: 2, Concurrency: 2, Search: st("pass", 20)},
+		{Level: 3, Concurrency: 2, Repeat: 1, Search: st("fail", 22, "errors")},
+		{Level: 4, Concurrency: 4, Search: st("pending", 0)},
+	}
+	pts, index := searchPoints(levels, false)
+	if len(pts) != 2 || pts[0].tokS != 11 || pts[1].tokS != 21 || len(pts[1].failed) != 1 || len(index[1]) != 2 {
+		t.Errorf("points %+v index %v", pts, index)
+	}
+}

@@ -2,7 +2,6 @@ package record
 
 import (
 	"math/rand/v2"
-	"sync"
 	"time"
 
 	"gonum.org/v1/gonum/stat/distuv"
@@ -25,21 +24,15 @@ type arrivals interface {
 type closedLoop struct{ workers int }
 
 func (c closedLoop) run(_ <-chan struct{}, take func() (int64, bool), send func(int64, int32, int64)) {
-	var wg sync.WaitGroup
-	for w := range c.workers {
-		wg.Add(1)
-		go func(worker int32) {
-			defer wg.Done()
-			for {
-				idx, ok := take()
-				if !ok {
-					return
-				}
-				send(idx, worker, 0)
+	eachWorker(c.workers, func(worker int32) {
+		for {
+			idx, ok := take()
+			if !ok {
+				return
 			}
-		}(int32(w))
-	}
-	wg.Wait()
+			send(idx, worker, 0)
+		}
+	})
 }
 
 // poisson sends requests at exponentially distributed intervals of mean 1/rate from

@@ -6,7 +6,8 @@ import (
 )
 
 // Pacing: the one loop behind every open-loop pacer (Poisson or gamma arrivals,
-// replayed traces) and the one interruptible wait (think times).
+// replayed traces), the one set of closed-loop workers (closed loop,
+// conversations) and the one interruptible wait (think times).
 
 // sleepFor waits d, or until stop closes, whichever comes first.
 func sleepFor(d time.Duration, stop <-chan struct{}) {
@@ -42,6 +43,20 @@ func paceSchedule(stop <-chan struct{}, take func() (int64, bool), send func(int
 			defer wg.Done()
 			send(idx, 0, scheduled)
 		}(idx, at.UnixNano())
+	}
+	wg.Wait()
+}
+
+// eachWorker runs fn as n workers at once (closed loop, conversations) and returns
+// once every one has returned.
+func eachWorker(n int, fn func(worker int32)) {
+	var wg sync.WaitGroup
+	for w := range n {
+		wg.Add(1)
+		go func(worker int32) {
+			defer wg.Done()
+			fn(worker)
+		}(int32(w))
 	}
 	wg.Wait()
 }

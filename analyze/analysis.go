@@ -19,6 +19,9 @@ type Analysis struct {
 	// Predictions are planners' predictions set beside the measured runs
 	// (predicted.go): never measurements, always marked predicted.
 	Predictions []PredictionCheck `json:"predictions,omitempty"`
+	// SummaryChecks are other tools' summary-level points (an llm-d benchmark
+	// report, InferenceX results) set beside the measured runs (summarycheck.go).
+	SummaryChecks []SummaryCheck `json:"summary_checks,omitempty"`
 	// MatchedSpeed compares the runs (and predictions) at the same per-user
 	// speeds (matchedspeed.go); absent with fewer than two curves.
 	MatchedSpeed *MatchedSpeed `json:"matched_speed,omitempty"`
@@ -189,11 +192,31 @@ type Histogram struct {
 // Capacity is the KV-cache and memory budget of the deployment: measured when the
 // server revealed it, modelled from config.json and hardware otherwise, both when known.
 type Capacity struct {
-	KVBytesPerToken          *int64   `json:"kv_bytes_per_token"`
-	KVCapacityTokens         *int64   `json:"kv_capacity_tokens"`
-	Source                   string   `json:"source"` // "measured" or "modelled"
+	KVBytesPerToken  *int64 `json:"kv_bytes_per_token"`
+	KVCapacityTokens *int64 `json:"kv_capacity_tokens"`
+	// Source says where KVCapacityTokens comes from, one meaning each everywhere:
+	// "declared" (the server reported it: vLLM cache_config_info, SGLang
+	// max_total_num_tokens, llama.cpp n_ctx with its cache layout known),
+	// "modelled" (the capacity model, config.json and hardware), "observed" (the
+	// server's behaviour under load: KV errors, usage). SourceDetail names the
+	// figures and endpoints behind it.
+	Source       string `json:"source"`
+	SourceDetail string `json:"source_detail,omitempty"`
+	// Layout is how the server lays its KV cache out: "shared" (one pool for every
+	// running request: vLLM, SGLang, TGI, TensorRT-LLM), llama.cpp "unified" (the
+	// slots share one cache of n_ctx tokens), "per_slot" (each slot holds its own
+	// n_ctx tokens and one request: the slot count binds, never a pooled figure) or
+	// "unknown" (llama.cpp does not say: KVCapacityMin/MaxTokens bound it and
+	// KVCapacityTokens is null). LayoutEvidence says how the layout was told.
+	Layout         string `json:"layout,omitempty"`
+	LayoutEvidence string `json:"layout_evidence,omitempty"`
+	// Slots and SlotContextTokens are llama.cpp's total_slots and per-slot n_ctx.
+	Slots                    *int64   `json:"slots,omitempty"`
+	SlotContextTokens        *int64   `json:"slot_context_tokens,omitempty"`
+	KVCapacityMinTokens      *int64   `json:"kv_capacity_min_tokens,omitempty"`
+	KVCapacityMaxTokens      *int64   `json:"kv_capacity_max_tokens,omitempty"`
 	ModelledKVCapacityTokens *int64   `json:"modelled_kv_capacity_tokens"`
-	MeasuredKVCapacityTokens *int64   `json:"measured_kv_capacity_tokens"`
+	DeclaredKVCapacityTokens *int64   `json:"declared_kv_capacity_tokens"`
 	MaxModelLen              *int64   `json:"max_model_len"`
 	ConcurrencyAtMaxModelLen *float64 `json:"concurrency_at_max_model_len"`
 	ConcurrencyAtMeanRequest *float64 `json:"concurrency_at_mean_request"`
@@ -241,6 +264,19 @@ type Ceiling struct {
 	Concurrency *float64 `json:"concurrency"`
 	Binding     string   `json:"binding"`
 	Evidence    []string `json:"evidence,omitempty"`
+	// Prediction is a limit the valid levels did not reach (the KV figure beyond
+	// the last valid level): shown as a prediction, never as the realistic ceiling.
+	Prediction *Prediction `json:"prediction,omitempty"`
+}
+
+// Prediction is a ceiling that no valid level confirms: Limit names it ("kv"),
+// Concurrency is its figure, ValidUpTo the last valid level's offered concurrency,
+// Text the sentence the analysis and the report show.
+type Prediction struct {
+	Limit       string  `json:"limit"`
+	Concurrency float64 `json:"concurrency"`
+	ValidUpTo   float64 `json:"valid_up_to"`
+	Text        string  `json:"text"`
 }
 
 // SLO holds the latency targets the analysis was run with, in seconds (null = none).

@@ -138,7 +138,8 @@ func buildRun(src *source, acc *runAcc, own bool, opt Options) (*Run, error) {
 				return nil, fmt.Errorf("reading %s: decoding the server facts: %w", src.name, err)
 			}
 		}
-		facts = serverFacts{Kind: sm.Kind, KVCapacityTokens: sm.KVCapacityTokens, MaxModelLen: sm.MaxModelLen, Slots: sm.Slots}
+		facts = serverFacts{Kind: sm.Kind, KVCapacityTokens: sm.KVCapacityTokens, MaxModelLen: sm.MaxModelLen, Slots: sm.Slots,
+			NCtx: sm.NCtx, NumGPUBlocks: sm.NumGPUBlocks, BlockSize: sm.BlockSize}
 		for i := range src.meta.Levels {
 			metaLevels[src.meta.Levels[i].Level] = &src.meta.Levels[i]
 		}
@@ -173,7 +174,11 @@ func buildRun(src *source, acc *runAcc, own bool, opt Options) (*Run, error) {
 			r.Warnings = append(r.Warnings, levelConsistency(src.meta.Levels, r.Levels, src.meta.Source == nil)...)
 		}
 	}
-	if w := validityWarning(r.Levels, planSizing(src.meta.Plan, own && src.meta.Source == nil)); w != "" {
+	tool := ""
+	if own && src.meta.Source != nil {
+		tool = src.meta.Source.Tool
+	}
+	if w := validityWarning(r.Levels, planSizing(src.meta.Plan, own && src.meta.Source == nil), tool); w != "" {
 		r.Warnings = append(r.Warnings, w)
 	}
 

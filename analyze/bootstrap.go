@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -51,8 +52,14 @@ const (
 	// stableShare is the share of resamples that must give the reported ceiling for
 	// it to count as stable.
 	stableShare = 0.9
-	// fewBlocks is the fewest independent blocks a window interval is trusted from.
+	// fewBlocks is the fewest independent blocks a window interval is computed
+	// from: with fewer, the level is "too short for an interval" (null).
 	fewBlocks = 5
+	// minIntervalRequests is the fewest successful requests a p50 interval is
+	// computed from, minP99Requests for a p99 (below 50 requests the p99 is the
+	// largest value or next to it, and resampling it says nothing).
+	minIntervalRequests = 20
+	minP99Requests      = 50
 )
 
 // Interval is a confidence interval.
@@ -63,9 +70,14 @@ type Interval struct {
 
 // LevelCI holds a level's bootstrap confidence intervals (ciConfidence, percentile
 // method). The latency intervals are null when the level has no such latency.
+//
+// Each interval is null where its level is too short for one: window figures with
+// fewer than fewBlocks blocks, p50s from fewer than minIntervalRequests requests,
+// p99s from fewer than minP99Requests. A window interval always contains the
+// level's own figure (what was observed to complete is never outside it).
 type LevelCI struct {
-	OutputTokS Interval  `json:"output_tok_s"`
-	RequestS   Interval  `json:"request_s"`
+	OutputTokS *Interval `json:"output_tok_s"`
+	RequestS   *Interval `json:"request_s"`
 	TTFTP50    *Interval `json:"ttft_p50_s"`
 	TTFTP99    *Interval `json:"ttft_p99_s"`
 	TPOTP50    *Interval `json:"tpot_p50_s"`
@@ -292,6 +304,13 @@ func interval(v []float64) Interval {
 	return Interval{Low: percentileSorted(v, a), High: percentileSorted(v, 100-a)}
 }
 
+// around widens an interval to hold the level's own figure: the bootstrap's
+// percentiles never exclude what was observed.
+func around(iv Interval, v float64) *Interval {
+	iv.Low, iv.High = math.Min(iv.Low, v), math.Max(iv.High, v)
+	return &iv
+}
+
 func optInterval(v []float64) *Interval {
 	if len(v) == 0 {
 		return nil
@@ -325,12 +344,25 @@ func bootstrapRun(r *Run, acc *runAcc, opt Options) {
 		if rs == nil {
 			continue
 		}
-		r.Levels[i].CI = &LevelCI{
-			OutputTokS: interval(slices.Clone(rs.tok)), RequestS: interval(slices.Clone(rs.req)),
-			TTFTP50: optInterval(rs.ttft50), TTFTP99: optInterval(rs.ttft99),
-			TPOTP50: optInterval(rs.tpot50), TPOTP99: optInterval(rs.tpot99),
-			BlockS: rs.blockS, Blocks: rs.blocks,
+		lv := r.Levels[i]
+		ci := &LevelCI{BlockS: rs.blockS, Blocks: rs.blocks}
+		if rs.blocks >= fewBlocks && lv.WindowS > 0 {
+			ci.OutputTokS = around(interval(slices.Clone(rs.tok)), lv.OutputTokS)
+			ci.RequestS = around(interval(slices.Clone(rs.req)), lv.RequestS)
 		}
+		if n := lv.TTFT.N; n >= minIntervalRequests {
+			ci.TTFTP50 = optInterval(rs.ttft50)
+		}
+		if n := lv.TTFT.N; n >= minP99Requests {
+			ci.TTFTP99 = optInterval(rs.ttft99)
+		}
+		if n := lv.TPOT.N; n >= minIntervalRequests {
+			ci.TPOTP50 = optInterval(rs.tpot50)
+		}
+		if n := lv.TPOT.N; n >= minP99Requests {
+			ci.TPOTP99 = optInterval(rs.tpot99)
+		}
+		r.Levels[i].CI = ci
 	}
 	r.Bootstrap = &Bootstrap{Resamples: n, Confidence: ciConfidence, Seed: bootstrapSeed}
 	st := ceilingStability(r, res, n, opt.SLO)
@@ -348,7 +380,7 @@ func bootstrapRun(r *Run, acc *runAcc, opt Options) {
 		}
 	}
 	if len(few) > 0 {
-		r.Warnings = append(r.Warnings, fmt.Sprintf("the throughput intervals of %s rest on fewer than %d request lifetimes of window each: they are too narrow to trust; longer levels narrow them honestly",
+		r.Warnings = append(r.Warnings, fmt.Sprintf("%s: too short for an interval (fewer than %d request lifetimes of window each, the fewest a throughput interval is drawn from); longer levels give one",
 			strings.Join(few, ", "), fewBlocks))
 	}
 }
@@ -378,7 +410,7 @@ func ceilingStability(r *Run, res []*levelResamples, n int, slo SLO) *CeilingSta
 			for j, i := range idx {
 				levels[j] = resampledLevel(r.Levels[i], res[i], b)
 			}
-			values[b] = ceilingOf(levels, r.Ceilings.KV, slo)
+			values[b] = ceilingOf(levels, confirmedKV(r), runSlots(r), slo)
 		}
 	})
 	return stabilityOf(r.Ceiling.Concurrency, values, "resamples")
@@ -400,12 +432,36 @@ func resampledLevel(l Level, rs *levelResamples, b int) Level {
 	return l
 }
 
+// confirmedKV is the KV ceiling the realistic ceiling may use: none when it is a
+// prediction beyond the valid levels.
+func confirmedKV(r *Run) *float64 {
+	if p := r.Ceiling.Prediction; p != nil && p.Limit == "kv" {
+		return nil
+	}
+	return r.Ceilings.KV
+}
+
+// runSlots is the slot count the server declared, nil when it declared none.
+func runSlots(r *Run) *int64 {
+	var sm struct {
+		Slots *int64 `json:"slots"`
+	}
+	if len(r.Server) > 0 && json.Unmarshal(r.Server, &sm) == nil && sm.Slots != nil && *sm.Slots > 0 {
+		return sm.Slots
+	}
+	if r.Capacity != nil {
+		return r.Capacity.Slots
+	}
+	return nil
+}
+
 // ceilingOf is the realistic ceiling of levels by the rules of modelRun, without
 // the evidence.
-func ceilingOf(levels []Level, kv *float64, slo SLO) *float64 {
+func ceilingOf(levels []Level, kv *float64, slots *int64, slo SLO) *float64 {
 	levels = poolRepeats(levels)
 	c := Ceilings{KV: kv}
 	if v, _, ok := batchCeiling(levels); ok {
+		v, _ = slotBatch(v, "", slots)
 		c.Batch = &v
 	}
 	if v, _, ok := kneeCeiling(levels, defaultPlateauGain); ok {

@@ -100,17 +100,17 @@ func TestBootstrapCoversKnownThroughput(t *testing.T) {
 			t.Fatalf("seed %d: level invalid: %s", seed, lv.InvalidReason)
 		}
 		ci := lv.CI
-		if ci == nil || ci.TTFTP50 == nil {
+		if ci == nil || ci.TTFTP50 == nil || ci.OutputTokS == nil || ci.RequestS == nil {
 			t.Fatalf("seed %d: no CI: %+v", seed, ci)
 		}
 		if ci.OutputTokS.Low > lv.OutputTokS || ci.OutputTokS.High < lv.OutputTokS {
 			t.Errorf("seed %d: the interval %v does not hold the estimate %g", seed, ci.OutputTokS, lv.OutputTokS)
 		}
 		in := func(iv Interval, v float64) bool { return iv.Low <= v && v <= iv.High }
-		if in(ci.OutputTokS, p.outputTokS()) {
+		if in(*ci.OutputTokS, p.outputTokS()) {
 			tokHit++
 		}
-		if in(ci.RequestS, p.requestS()) {
+		if in(*ci.RequestS, p.requestS()) {
 			reqHit++
 		}
 		if in(*ci.TTFTP50, p.ttft(50)) {
@@ -207,7 +207,7 @@ func curveRun(conc []int, tok []float64, noise float64, n int) (*Run, []*levelRe
 		}
 		res[i] = rs
 	}
-	r.Ceiling.Concurrency = ceilingOf(r.Levels, nil, SLO{})
+	r.Ceiling.Concurrency = ceilingOf(r.Levels, nil, nil, SLO{})
 	return r, res
 }
 
@@ -306,5 +306,22 @@ func TestOrderStatisticsMatchDraws(t *testing.T) {
 	iv := interval(d50)
 	if !(iv.Low < vals[150] && vals[150] < iv.High) {
 		t.Errorf("p50 interval %+v does not hold the sample median %g", iv, vals[150])
+	}
+}
+
+// TestIntervalHoldsEstimate: a window interval always holds the level's own figure.
+func TestIntervalHoldsEstimate(t *testing.T) {
+	for _, tt := range []struct {
+		iv   Interval
+		v    float64
+		want Interval
+	}{
+		{Interval{0, 0.37}, 0.5, Interval{0, 0.5}},
+		{Interval{1, 2}, 0.5, Interval{0.5, 2}},
+		{Interval{1, 2}, 1.5, Interval{1, 2}},
+	} {
+		if got := around(tt.iv, tt.v); *got != tt.want {
+			t.Errorf("around(%v, %g) = %v, want %v", tt.iv, tt.v, *got, tt.want)
+		}
 	}
 }

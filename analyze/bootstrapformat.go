@@ -19,18 +19,31 @@ func writeIntervals(b *strings.Builder, r *Run, md bool) {
 			continue
 		}
 		t.rows = append(t.rows, []string{fmt.Sprint(l.Level), offeredLabel(l),
-			numCell(c.OutputTokS.Low, 1) + "–" + numCell(c.OutputTokS.High, 1),
-			numCell(c.RequestS.Low, 2) + "–" + numCell(c.RequestS.High, 2),
+			rateInterval(c.OutputTokS, 1), rateInterval(c.RequestS, 2),
 			durInterval(c.TTFTP50), durInterval(c.TTFTP99), durInterval(c.TPOTP50), durInterval(c.TPOTP99),
 			numCell(c.Blocks, 0)})
 	}
 	_ = t.write(b, md)
-	b.WriteString("\n")
+	line := fmt.Sprintf("too short: too short for an interval (throughput: fewer than %d request lifetimes of window; p50: fewer than %d requests; p99: fewer than %d)", fewBlocks, minIntervalRequests, minP99Requests)
+	if md {
+		line = mdEscape(line) + "  "
+	}
+	b.WriteString(line + "\n\n")
+}
+
+// tooShort is what an interval cell says where the level is too short for one.
+const tooShort = "too short"
+
+func rateInterval(iv *Interval, prec int) string {
+	if iv == nil {
+		return tooShort
+	}
+	return numCell(iv.Low, prec) + "–" + numCell(iv.High, prec)
 }
 
 func durInterval(iv *Interval) string {
 	if iv == nil {
-		return "—"
+		return tooShort
 	}
 	return durCell(&iv.Low) + "–" + durCell(&iv.High)
 }

@@ -17,6 +17,9 @@ type serverFacts struct {
 	KVCapacityTokens *int64
 	MaxModelLen      *int64
 	Slots            *int64
+	NCtx             *int64 // llama.cpp: the context of one slot
+	NumGPUBlocks     *int64 // vLLM cache_config_info
+	BlockSize        *int64
 }
 
 // workloadTokens are prompt+output tokens per successful non-warm-up request of the run.
@@ -28,7 +31,7 @@ type workloadTokens struct{ Mean, P99 float64 }
 // max_model_len and at the workload's mean and p99 request. It returns nil when
 // nothing is known. Concurrency counts every replica (GPUs / TP engines) of the
 // deployment.
-func buildCapacity(facts serverFacts, work workloadTokens, opt Options) (*Capacity, []string, error) {
+func buildCapacity(facts serverFacts, work workloadTokens, levels []Level, opt Options) (*Capacity, []string, error) {
 	var warnings []string
 	dep := opt.Deployment
 	if dep == nil {
@@ -61,7 +64,13 @@ func buildCapacity(facts serverFacts, work workloadTokens, opt Options) (*Capaci
 	if measured != nil && *measured <= 0 {
 		measured = nil
 	}
-	if kv == nil && measured == nil {
+	// llama.cpp's stored figure (slots × n_ctx, by older recorders) assumed a cache
+	// per slot; the layout is decided here from n_ctx and the slots instead.
+	llama := facts.Kind == "llamacpp" && facts.NCtx != nil && *facts.NCtx > 0 && facts.Slots != nil && *facts.Slots > 0
+	if llama {
+		measured = nil
+	}
+	if kv == nil && measured == nil && !llama {
 		return nil, warnings, nil
 	}
 
@@ -82,25 +91,42 @@ func buildCapacity(facts serverFacts, work workloadTokens, opt Options) (*Capaci
 	// concurrencyAt uses the exact per-request footprint when the model decides,
 	// and tokens / capacity when the server's figure does.
 	var concurrencyAt func(tokens float64) float64
-	if measured != nil {
-		v := *measured
-		c.MeasuredKVCapacityTokens = &v
-		c.KVCapacityTokens = &v
-		c.Source = "measured"
-		concurrencyAt = func(tokens float64) float64 { return float64(replicas) * capacity.ConcurrencyAt(v, tokens) }
-		if m := c.ModelledKVCapacityTokens; m != nil && *m > 0 {
-			if d := math.Abs(float64(*m)-float64(v)) / float64(v); d > modelDisagreement {
-				warnings = append(warnings, fmt.Sprintf("the server's KV capacity (%s tokens) differs from the model's prediction (%s) by %.0f%%: check --gpu-util, --weights-gib, --reserve-gib and --kv-dtype",
-					groupDigits(v), groupDigits(*m), d*100))
-			}
+	switch {
+	case llama:
+		per := llamaCapacity(c, *facts.Slots, *facts.NCtx, levels)
+		if per != nil {
+			concurrencyAt = func(tokens float64) float64 { return float64(replicas) * per(tokens) }
 		}
-	} else if plan != nil {
+		if c.Layout == LayoutUnknown && plan != nil {
+			// The model's figure is the only single one; the bounds stay beside it.
+			c.KVCapacityTokens = c.ModelledKVCapacityTokens
+			c.Source = "modelled"
+			concurrencyAt = plan.Concurrency
+		}
+	case measured != nil:
+		v := *measured
+		c.DeclaredKVCapacityTokens = &v
+		c.KVCapacityTokens = &v
+		c.Source = "declared"
+		c.Layout = LayoutShared
+		c.SourceDetail = declaredDetail(facts, v)
+		concurrencyAt = func(tokens float64) float64 { return float64(replicas) * capacity.ConcurrencyAt(v, tokens) }
+	case plan != nil:
 		c.KVCapacityTokens = c.ModelledKVCapacityTokens
 		c.Source = "modelled"
+		c.SourceDetail = "the capacity model: config.json, the GPU's memory × utilization − weights − reserve, per KV cache"
 		concurrencyAt = plan.Concurrency
-	} else {
+	default:
 		// A config without hardware gives bytes per token but no capacity.
 		c.Source = "modelled"
+	}
+	if d := c.DeclaredKVCapacityTokens; d != nil {
+		if m := c.ModelledKVCapacityTokens; m != nil && *m > 0 {
+			if diff := math.Abs(float64(*m)-float64(*d)) / float64(*d); diff > modelDisagreement {
+				warnings = append(warnings, fmt.Sprintf("the server's KV capacity (%s tokens) differs from the model's prediction (%s) by %.0f%%: check --gpu-util, --weights-gib, --reserve-gib and --kv-dtype",
+					groupDigits(*d), groupDigits(*m), diff*100))
+			}
+		}
 	}
 
 	switch {
@@ -140,6 +166,26 @@ func buildCapacity(facts serverFacts, work workloadTokens, opt Options) (*Capaci
 		c.ConcurrencyAtP99Request = at(work.P99)
 	}
 	return c, warnings, nil
+}
+
+// declaredDetail names where a server's declared KV capacity came from.
+func declaredDetail(f serverFacts, v int64) string {
+	switch f.Kind {
+	case "vllm":
+		if f.NumGPUBlocks != nil && f.BlockSize != nil && *f.NumGPUBlocks**f.BlockSize != v {
+			return fmt.Sprintf("vLLM cache_config_info kv_cache_size_tokens %s per engine (num_gpu_blocks %d × block_size %d = %s counts the smallest group's blocks)",
+				groupDigits(v), *f.NumGPUBlocks, *f.BlockSize, groupDigits(*f.NumGPUBlocks**f.BlockSize))
+		}
+		if f.NumGPUBlocks != nil && f.BlockSize != nil {
+			return fmt.Sprintf("vLLM cache_config_info: num_gpu_blocks %d × block_size %d = %s tokens per engine", *f.NumGPUBlocks, *f.BlockSize, groupDigits(v))
+		}
+		return fmt.Sprintf("vLLM cache_config_info: %s tokens per engine", groupDigits(v))
+	case "sglang":
+		return fmt.Sprintf("SGLang max_total_num_tokens %s (/get_server_info) per DP rank", groupDigits(v))
+	case "tgi":
+		return fmt.Sprintf("TGI max_batch_total_tokens %s (/info)", groupDigits(v))
+	}
+	return fmt.Sprintf("the server's own figure, %s tokens", groupDigits(v))
 }
 
 // groupDigits writes n with thousands separators: 351,424.

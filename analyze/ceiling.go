@@ -262,8 +262,9 @@ func realistic(c Ceilings, evidence map[string][]string) Ceiling {
 		if v == nil || *v > lowest*(1+tieTolerance)+1e-9 {
 			continue
 		}
-		// The value is the lowest ceiling; the name is the cause among those tied.
-		val := lowest
+		// The name is the cause among those tied, and the value is its own: a
+		// ceiling is labelled with its own kind, never with a neighbour's figure.
+		val := *v
 		out = Ceiling{Concurrency: &val, Binding: name}
 		break
 	}

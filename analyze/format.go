@@ -135,6 +135,7 @@ func writeDoc(w io.Writer, a *Analysis, md bool) error {
 		b.WriteString("\n")
 	}
 	writePredictions(&b, a, md)
+	writeSummaryChecks(&b, a, md)
 	writeMatchedSpeed(&b, a.MatchedSpeed, md)
 	for i, r := range a.Runs {
 		if i > 0 || len(a.Runs) > 1 {
@@ -266,6 +267,13 @@ func writeRun(b *strings.Builder, r *Run, md bool) {
 	} else {
 		line("realistic ceiling: not found in the tested range")
 	}
+	if p := r.Ceiling.Prediction; p != nil {
+		if p.ValidUpTo > 0 {
+			line("predicted (not reached by valid data up to %g): %s ~%.0f", p.ValidUpTo, p.Limit, p.Concurrency)
+		} else {
+			line("predicted (no valid level): %s ~%.0f", p.Limit, p.Concurrency)
+		}
+	}
 	if s := ceilingStabilityLine(r); s != "" {
 		line("%s", s)
 	}
@@ -329,8 +337,21 @@ func capacityLines(c *Capacity) []string {
 	if c.KVCapacityTokens != nil {
 		out = append(out, fmt.Sprintf("KV cache: %d tokens (%s)", *c.KVCapacityTokens, c.Source))
 	}
-	if c.MeasuredKVCapacityTokens != nil && c.ModelledKVCapacityTokens != nil {
-		out = append(out, fmt.Sprintf("measured %d tokens, modelled %d tokens", *c.MeasuredKVCapacityTokens, *c.ModelledKVCapacityTokens))
+	if c.KVCapacityMinTokens != nil && c.KVCapacityMaxTokens != nil {
+		out = append(out, fmt.Sprintf("KV cache between %d and %d tokens: the server does not say which (no figure is declared)", *c.KVCapacityMinTokens, *c.KVCapacityMaxTokens))
+	}
+	if c.SourceDetail != "" {
+		out = append(out, "from: "+c.SourceDetail)
+	}
+	if c.Layout != "" && c.Layout != LayoutShared {
+		l := "layout: " + c.Layout
+		if c.LayoutEvidence != "" {
+			l += " (" + c.LayoutEvidence + ")"
+		}
+		out = append(out, l)
+	}
+	if c.DeclaredKVCapacityTokens != nil && c.ModelledKVCapacityTokens != nil {
+		out = append(out, fmt.Sprintf("declared %d tokens, modelled %d tokens", *c.DeclaredKVCapacityTokens, *c.ModelledKVCapacityTokens))
 	}
 	if c.KVBytesPerToken != nil {
 		out = append(out, fmt.Sprintf("KV bytes per token per GPU: %d", *c.KVBytesPerToken))

@@ -61,8 +61,8 @@ type ServerBinding struct {
 // server's limit in r.Ceiling when its counters show one.
 func serverVerdict(r *Run, snaps []timedSnapshot, opt Options) {
 	var declared *int64
-	if c := r.Capacity; c != nil && c.MeasuredKVCapacityTokens != nil {
-		declared = c.MeasuredKVCapacityTokens
+	if c := r.Capacity; c != nil && c.DeclaredKVCapacityTokens != nil {
+		declared = c.DeclaredKVCapacityTokens
 	} else if d := declaredKVTokens(snaps); d != nil {
 		v := int64(math.Round(*d))
 		declared = &v

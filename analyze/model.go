@@ -15,7 +15,7 @@ const modelDisagreement = 0.25
 // modelRun fills r.Capacity, r.Fit, r.Ceilings, r.Ceiling and appends its warnings
 // (fewer than 4 levels, no plateau reached...) given r.Levels already computed.
 func modelRun(r *Run, facts serverFacts, work workloadTokens, opt Options) error {
-	capacity, warnings, err := buildCapacity(facts, work, opt)
+	capacity, warnings, err := buildCapacity(facts, work, r.Levels, opt)
 	if err != nil {
 		return err
 	}
@@ -35,22 +35,18 @@ func modelRun(r *Run, facts serverFacts, work workloadTokens, opt Options) error
 	}
 
 	evidence := map[string][]string{}
-	if capacity != nil && capacity.ConcurrencyAtMeanRequest != nil && capacity.KVCapacityTokens != nil {
-		v := *capacity.ConcurrencyAtMeanRequest
-		r.Ceilings.KV = &v
-		evidence["kv"] = []string{fmt.Sprintf("the KV cache holds %s tokens (%s); at the workload's mean request of %.0f prompt+output tokens that is %.1f requests at once",
-			groupDigits(*capacity.KVCapacityTokens), capacity.Source, *capacity.MeanRequestTokens, v)}
+	kvV, kvEv, kvNote := kvCeiling(capacity, r.Levels)
+	if kvV != nil {
+		r.Ceilings.KV = kvV
+		evidence["kv"] = kvEv
 	}
 	if v, ev, ok := batchCeiling(levels); ok {
+		v, ev = slotBatch(v, ev, facts.Slots)
 		r.Ceilings.Batch = &v
 		evidence["batch"] = []string{ev}
-		if facts.Slots != nil {
-			agree := ""
-			if float64(*facts.Slots) == v {
-				agree = ", as measured"
-			}
-			evidence["batch"] = append(evidence["batch"], fmt.Sprintf("the server declares %d slots%s", *facts.Slots, agree))
-		}
+	}
+	if kvNote != "" {
+		evidence["batch"] = append(evidence["batch"], kvNote)
 	}
 	if v, ev, ok := kneeCeiling(levels, defaultPlateauGain); ok {
 		r.Ceilings.Knee = &v
@@ -74,7 +70,12 @@ func modelRun(r *Run, facts serverFacts, work workloadTokens, opt Options) error
 			r.Warnings = append(r.Warnings, "the SLOs are not met at any tested level: "+sloEv)
 		}
 	}
-	r.Ceiling = realistic(r.Ceilings, evidence)
+	r.Ceiling = realistic(confirmed(r.Ceilings, levels, r.Levels), evidence)
+	r.Ceiling.Prediction = kvPrediction(r.Ceilings, levels, r.Levels)
+	if p := r.Ceiling.Prediction; p != nil {
+		r.Ceiling.Evidence = append(r.Ceiling.Evidence, p.Text)
+		r.Warnings = append(r.Warnings, p.Text)
+	}
 	if len(levels) == 0 && len(r.Levels) > 0 {
 		// The KV model alone is a prediction: with no valid level nothing measured
 		// confirms it, and naming it the realistic ceiling would present it as one.
@@ -83,6 +84,9 @@ func modelRun(r *Run, facts serverFacts, work workloadTokens, opt Options) error
 			ev = append(ev, fmt.Sprintf("the KV model alone predicts %.1f concurrent requests: a prediction, not a measurement", *r.Ceilings.KV))
 		}
 		r.Ceiling = Ceiling{Binding: "none", Evidence: ev}
+		if r.Ceilings.KV != nil {
+			r.Ceiling.Prediction = &Prediction{Limit: "kv", Concurrency: *r.Ceilings.KV, Text: ev[len(ev)-1]}
+		}
 	}
 	if r.Ceiling.Binding == "none" && sloEv != "" {
 		r.Ceiling.Evidence = append(r.Ceiling.Evidence, sloEv)

@@ -83,7 +83,9 @@ func planSizing(p trace.Plan, own bool) int {
 // what made the level invalid: an explicit size is fixed by the default size (which
 // stops only once levelrule's rule holds); a default-sized level is invalid only when
 // it hit --max-level-duration or the server kept fewer requests in flight than asked.
-func validityWarning(levels []Level, sizing int) string {
+// An imported run (tool: the source tool, "" for ceiling's own traces) is advised in
+// its own tool's flags.
+func validityWarning(levels []Level, sizing int, tool string) string {
 	var names []string
 	maxC := 0
 	rate, short, flight := false, false, false
@@ -113,7 +115,9 @@ func validityWarning(levels []Level, sizing int) string {
 			fix = append(fix, "fewer requests were in flight than the level's concurrency: the server queued or refused them, or the client could not keep up; see the level's errors and the client's CPU")
 		}
 	default:
-		if maxC > 0 {
+		if adv := sourceRerun(tool, maxC); adv != "" {
+			fix = append(fix, adv)
+		} else if maxC > 0 {
 			fix = append(fix, fmt.Sprintf("record them longer: at least %d completions inside the steady-state window (%d at c=%d) over at least %g request lifetimes (ceiling record's default level size does this)",
 				levelrule.MinWindowCompletions, levelrule.MinCompletions(maxC), maxC, levelrule.MinWindowLifetimes))
 		} else {
@@ -129,6 +133,21 @@ func validityWarning(levels []Level, sizing int) string {
 		msg += "; " + strings.Join(fix, "; ")
 	}
 	return msg
+}
+
+// sourceRerun is the advice for rerunning an imported benchmark's invalid levels in
+// its own tool's flags; "" for ceiling's own traces.
+func sourceRerun(tool string, maxC int) string {
+	n := levelrule.MinCompletions(max(maxC, 1))
+	switch t := strings.ToLower(tool); {
+	case t == "":
+		return ""
+	case strings.HasPrefix(t, "vllm"):
+		return fmt.Sprintf("rerun them with vllm bench serve --request-rate inf (a finite rate under --max-concurrency cannot keep that many requests in flight) and --num-prompts well above %d (the completions a level's steady-state window needs at c=%d)", n, maxC)
+	case strings.HasPrefix(t, "sglang"):
+		return fmt.Sprintf("rerun them with sglang.bench_serving --request-rate inf and --num-prompts well above %d (the completions a level's steady-state window needs at c=%d)", n, maxC)
+	}
+	return fmt.Sprintf("rerun them with %s, with arrivals fast enough to keep every level full and well over %d requests per level (the completions a steady-state window needs at c=%d)", tool, n, maxC)
 }
 
 // validCell is the level table's validity column: "yes", or "NO" (the reason is

@@ -57,9 +57,13 @@ func TestInvalidLevelsMakeNoCeiling(t *testing.T) {
 		t.Errorf("with the invalid level: batch %s knee %s, want %s and %s", fmtPtr(r.Ceilings.Batch), fmtPtr(r.Ceilings.Knee),
 			fmtPtr(ref.Ceilings.Batch), fmtPtr(ref.Ceilings.Knee))
 	}
-	w := validityWarning(r.Levels, sizeExplicit)
+	w := validityWarning(r.Levels, sizeExplicit, "")
 	if !strings.Contains(w, "1 of 6 levels are invalid") || !strings.Contains(w, "c=64") || !strings.Contains(w, "without --requests-per-level") {
 		t.Errorf("warning %q", w)
+	}
+	// An imported benchmark's levels are rerun with its own tool's flags.
+	if w := validityWarning(r.Levels, sizeUnknown, "vllm"); !strings.Contains(w, "vllm bench serve --request-rate inf") || strings.Contains(w, "--requests-per-level") {
+		t.Errorf("imported vLLM warning %q", w)
 	}
 }
 
@@ -87,7 +91,7 @@ func TestValidityAdviceIsNoCircle(t *testing.T) {
 			if lv.Valid {
 				t.Fatalf("level valid: %+v", lv)
 			}
-			w := validityWarning([]Level{lv}, tc.sizing)
+			w := validityWarning([]Level{lv}, tc.sizing, "")
 			for _, s := range tc.want {
 				if !strings.Contains(w, s) {
 					t.Errorf("warning %q lacks %q", w, s)

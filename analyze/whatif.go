@@ -217,8 +217,8 @@ func whatIf(r *Run, opt Options, change WhatIfChange) ([]WhatIfRow, curveResult,
 	}
 	// Where the server measured its KV capacity, the modelled change is applied to it.
 	scale := 1.0
-	if c != nil && c.MeasuredKVCapacityTokens != nil && base.KVTokens > 0 {
-		scale = float64(*c.MeasuredKVCapacityTokens) / float64(base.KVTokens)
+	if c != nil && c.DeclaredKVCapacityTokens != nil && base.KVTokens > 0 {
+		scale = float64(*c.DeclaredKVCapacityTokens) / float64(base.KVTokens)
 	}
 	perCache := float64(p.KVTokens) * scale
 	pred.KVCapacityTokens = int64(perCache) * int64(p.Shape.KVCaches())

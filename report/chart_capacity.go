@@ -124,7 +124,7 @@ func kvChart(b *chartBuilder, runs []analyze.Run, labels []string, ax axis) char
 			if cp.KVCapacityTokens != nil {
 				hs = append(hs, hline(float64(*cp.KVCapacityTokens), "capacity "+fmtInt(*cp.KVCapacityTokens)+" ("+cp.Source+")", capColor(len(runs), i, "#B00020"), "solid"))
 			}
-			if cp.Source == "measured" && cp.ModelledKVCapacityTokens != nil {
+			if cp.Source != "modelled" && cp.ModelledKVCapacityTokens != nil {
 				hs = append(hs, hline(float64(*cp.ModelledKVCapacityTokens), "modelled "+fmtInt(*cp.ModelledKVCapacityTokens), capColor(len(runs), i, "#7B3294"), "dashed"))
 			}
 		}

@@ -56,7 +56,7 @@ func throughputOverlays(runs []analyze.Run, labels []string, ax axis) []charts.S
 	return overlays(runs, labels, ax, func(l *analyze.Level) (float64, *analyze.Interval) {
 		var iv *analyze.Interval
 		if l.CI != nil {
-			iv = &l.CI.OutputTokS
+			iv = l.CI.OutputTokS
 		}
 		return l.OutputTokS, iv
 	}, 1, "95% CI")

@@ -37,8 +37,8 @@ func fixtureRun(model, source string, levels, reqs int, scale float64, seed uint
 			`"declared":{"gpu":"h100-sxm","gpus":1,"tp":1,"notes":"fixture run"},"levels":[{"level":0},{"level":1}],"stop_reason":"plan complete"}`, source, model, reqs)),
 		SLO: analyze.SLO{TTFT: f64(2), TPOT: f64(0.05)},
 		Capacity: &analyze.Capacity{
-			KVBytesPerToken: i64(131072), KVCapacityTokens: i64(351424), Source: "measured",
-			ModelledKVCapacityTokens: i64(360000), MeasuredKVCapacityTokens: i64(351424),
+			KVBytesPerToken: i64(131072), KVCapacityTokens: i64(351424), Source: "declared",
+			ModelledKVCapacityTokens: i64(360000), DeclaredKVCapacityTokens: i64(351424),
 			MaxModelLen: i64(8192), ConcurrencyAtMaxModelLen: f64(42.9), ConcurrencyAtMeanRequest: f64(274.5),
 			ConcurrencyAtP99Request: f64(230.1), MeanRequestTokens: f64(1280), P99RequestTokens: f64(1527),
 			Budget: &analyze.Budget{GPU: "h100-sxm", GPUs: 1, TP: 1, MemoryBytes: 80 << 30, Utilization: 0.9,

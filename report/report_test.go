@@ -199,7 +199,7 @@ func TestNulls(t *testing.T) {
 		{"no runs", &analyze.Analysis{Schema: analyze.Schema}, []string{"the analysis holds no runs"}},
 		{"zero levels", fixtureEmpty(0), []string{"no analyzed levels", "No charts"}},
 		{"no ceiling, no capacity, no fit", fixtureEmpty(3), []string{
-			"No ceiling found up to 4 concurrent requests", "KV cache capacity unknown", "Memory budget per GPU unknown",
+			"No ceiling found in valid data up to 4 concurrent requests", "KV cache capacity unknown", "Memory budget per GPU unknown",
 			"No per-request timeline", "No server metrics were recorded", "No inter-token latency histogram", "No TPOT statistics"}},
 		{"run without model or source", &analyze.Analysis{Runs: []analyze.Run{{}}}, []string{"Capacity report: run 1"}},
 	}

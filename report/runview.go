@@ -95,29 +95,47 @@ func newRunView(r *analyze.Run, label string, idx int) *runView {
 // concurrency is within the realistic ceiling; the first level when none is, or the
 // last when no ceiling was found) and the level of peak throughput.
 func keyLevels(r *analyze.Run) (atCeiling, peak *analyze.Level) {
-	if len(r.Levels) == 0 {
+	// Only valid levels speak for the deployment: an invalid one did not run at
+	// what it is labelled with, so no key number comes from it.
+	var valid []*analyze.Level
+	for i := range r.Levels {
+		if r.Levels[i].Valid {
+			valid = append(valid, &r.Levels[i])
+		}
+	}
+	if len(valid) == 0 {
 		return nil, nil
 	}
-	for i := range r.Levels {
-		l := &r.Levels[i]
+	for _, l := range valid {
 		if peak == nil || l.OutputTokS > peak.OutputTokS {
 			peak = l
 		}
 	}
 	c := r.Ceiling.Concurrency
 	if c == nil {
-		return &r.Levels[len(r.Levels)-1], peak
+		return valid[len(valid)-1], peak
 	}
-	for i := range r.Levels {
-		l := &r.Levels[i]
+	for _, l := range valid {
 		if float64(l.Concurrency) <= *c+1e-9 && (atCeiling == nil || l.Concurrency > atCeiling.Concurrency) {
 			atCeiling = l
 		}
 	}
 	if atCeiling == nil {
-		atCeiling = &r.Levels[0]
+		atCeiling = valid[0]
 	}
 	return atCeiling, peak
+}
+
+// lastValidLevel is the highest valid level, nil when none is valid.
+func lastValidLevel(r *analyze.Run) *analyze.Level {
+	var last *analyze.Level
+	for i := range r.Levels {
+		l := &r.Levels[i]
+		if l.Valid && (last == nil || l.Concurrency > last.Concurrency || (l.Concurrency == last.Concurrency && l.Rate > last.Rate)) {
+			last = l
+		}
+	}
+	return last
 }
 
 // bindingPhrase explains a binding limit in words.
@@ -171,7 +189,11 @@ func verdict(r *analyze.Run) (string, bool) {
 			others = append(others, fmt.Sprintf(text, fmtConc(*v)))
 		}
 	}
-	add("kv", r.Ceilings.KV, "the KV cache holds %s")
+	if p := r.Ceiling.Prediction; p != nil && p.Limit == "kv" {
+		others = append(others, fmt.Sprintf("not reached by valid data up to %s; the KV figure predicts ~%s", fmtConc(p.ValidUpTo), fmtConc(round(p.Concurrency, 0))))
+	} else {
+		add("kv", r.Ceilings.KV, "the KV cache holds %s requests at once")
+	}
 	add("batch", r.Ceilings.Batch, "batch plateau at %s")
 	add("knee", r.Ceilings.Knee, "throughput knee at %s")
 	add("slo", r.Ceilings.SLO, "latency targets met up to %s")
@@ -180,14 +202,39 @@ func verdict(r *analyze.Run) (string, bool) {
 		tail = "; " + strings.Join(others, "; ")
 	}
 	if r.Ceiling.Concurrency == nil {
-		top := r.Levels[len(r.Levels)-1].Concurrency
-		return fmt.Sprintf("No ceiling found up to %s concurrent requests: throughput still scales and no limit binds in the tested range; test higher%s.", fmtInt(int64(top)), tail), false
+		last := lastValidLevel(r)
+		if last == nil {
+			return "No verdict: no level of the sweep is valid, so nothing measured locates the ceiling" + tail + ".", false
+		}
+		return fmt.Sprintf("No ceiling found in valid data up to %s concurrent requests: throughput still scales and no limit binds there; %s%s.", levelX(last), higherAdvice(r), tail), false
 	}
 	s := fmt.Sprintf("Realistic ceiling: %s concurrent requests", fmtConc(*r.Ceiling.Concurrency))
 	if b := bindingPhrase(r); b != "" {
 		s += ", " + b
 	}
 	return s + tail, true
+}
+
+// higherAdvice says how to test higher, in the words of the tool that recorded the
+// run: an imported vLLM or SGLang benchmark whose levels were arrival-limited needs
+// its own --request-rate inf, not this tool's flags.
+func higherAdvice(r *analyze.Run) string {
+	var info struct {
+		Source *struct {
+			Tool string `json:"tool"`
+		} `json:"source"`
+	}
+	if len(r.Info) > 0 && json.Unmarshal(r.Info, &info) == nil && info.Source != nil {
+		switch t := strings.ToLower(info.Source.Tool); {
+		case strings.HasPrefix(t, "vllm"):
+			return "test higher with vllm bench serve --max-concurrency above it and --request-rate inf (a finite rate caps what each level offers)"
+		case strings.HasPrefix(t, "sglang"):
+			return "test higher with sglang.bench_serving --max-concurrency above it and --request-rate inf"
+		case t != "":
+			return "test higher with " + info.Source.Tool + " at more concurrency, with arrivals fast enough to keep every level full"
+		}
+	}
+	return "test higher"
 }
 
 func cards(v *runView) []card {
@@ -253,6 +300,14 @@ func bindingName(b string) string {
 }
 
 func capacityCard(c *analyze.Capacity) card {
+	if c != nil && c.KVCapacityMinTokens != nil && c.KVCapacityMaxTokens != nil && c.Source != "modelled" {
+		return card{Name: "KV cache capacity", Value: fmtInt(*c.KVCapacityMinTokens) + "–" + fmtInt(*c.KVCapacityMaxTokens) + " tokens",
+			Sub: "one cache shared by the slots, or one per slot: the server does not say which"}
+	}
+	if c != nil && c.Layout == analyze.LayoutPerSlot && c.Slots != nil && c.SlotContextTokens != nil {
+		return card{Name: "KV cache capacity", Value: fmtInt(*c.SlotContextTokens) + " tokens per slot",
+			Sub: fmt.Sprintf("declared · %s slots, each holds one request of at most %s tokens", fmtInt(*c.Slots), fmtInt(*c.SlotContextTokens))}
+	}
 	if c == nil || c.KVCapacityTokens == nil {
 		return card{Name: "KV cache capacity", Value: "unknown", Sub: "the server did not reveal it; pass --model-config and --gpu to model it"}
 	}
@@ -260,7 +315,7 @@ func capacityCard(c *analyze.Capacity) card {
 	if c.ConcurrencyAtMeanRequest != nil && c.MeanRequestTokens != nil {
 		sub += fmt.Sprintf(" · fits %s requests of %s tokens", fmtConc(roundSig(*c.ConcurrencyAtMeanRequest, 3)), fmtNum(*c.MeanRequestTokens))
 	}
-	if c.Source == "measured" && c.ModelledKVCapacityTokens != nil {
+	if c.Source == "declared" && c.ModelledKVCapacityTokens != nil {
 		sub += " · modelled " + fmtInt(*c.ModelledKVCapacityTokens)
 	}
 	return card{Name: "KV cache capacity", Value: fmtInt(*c.KVCapacityTokens) + " tokens", Sub: sub}

@@ -22,7 +22,7 @@ func TestServerEvidenceAndErrorBars(t *testing.T) {
 				l := &r.Levels[i]
 				l.Server = &analyze.ServerCounters{Engine: "vllm", Scrapes: 9, RunningMean: f(3.5), RunningMax: f(4),
 					WaitingMean: f(1.25), WaitingMax: f(3), KVUsageMean: f(0.42), KVUsageMax: f(0.97), Preemptions: f(7)}
-				l.CI = &analyze.LevelCI{OutputTokS: analyze.Interval{Low: 0.9 * l.OutputTokS, High: 1.1 * l.OutputTokS},
+				l.CI = &analyze.LevelCI{OutputTokS: &analyze.Interval{Low: 0.9 * l.OutputTokS, High: 1.1 * l.OutputTokS},
 					TTFTP50: &analyze.Interval{Low: 0.01, High: 0.02}, TTFTP99: &analyze.Interval{Low: 0.03, High: 0.05}}
 			}
 			r.Levels[0].Valid, r.Levels[0].InvalidReason = false, "too few completions to measure"

@@ -61,7 +61,12 @@ func runAnalyze(ctx context.Context, e env, args []string) int {
 		return exitFailed
 	}
 
-	runs, preds, err := splitPredictions(fs.Args(), *predicted)
+	args, sums, err := splitSummaries(fs.Args())
+	if err != nil {
+		fmt.Fprintf(e.stderr, "ceiling %s: %v\n", fs.Name(), err)
+		return exitFailed
+	}
+	runs, preds, err := splitPredictions(args, *predicted)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "ceiling %s: %v\n", fs.Name(), err)
 		return exitFailed
@@ -72,6 +77,7 @@ func runAnalyze(ctx context.Context, e env, args []string) int {
 	a, err := analyzeInputs(ctx, runs, opt)
 	if err == nil {
 		attachPredictions(a, opt, preds)
+		attachSummaries(a, opt, sums)
 	}
 	if err != nil {
 		fmt.Fprintf(e.stderr, "ceiling analyze: %v\n", flagError(err))

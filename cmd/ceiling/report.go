@@ -56,7 +56,12 @@ func runReport(ctx context.Context, e env, args []string) int {
 		return exitFailed
 	}
 
-	runs, preds, err := splitPredictions(fs.Args(), *predicted)
+	args, sums, err := splitSummaries(fs.Args())
+	if err != nil {
+		fmt.Fprintf(e.stderr, "ceiling %s: %v\n", fs.Name(), err)
+		return exitFailed
+	}
+	runs, preds, err := splitPredictions(args, *predicted)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "ceiling %s: %v\n", fs.Name(), err)
 		return exitFailed
@@ -67,6 +72,7 @@ func runReport(ctx context.Context, e env, args []string) int {
 	a, err := analyzeInputs(ctx, runs, opt)
 	if err == nil {
 		attachPredictions(a, opt, preds)
+		attachSummaries(a, opt, sums)
 	}
 	if err != nil {
 		fmt.Fprintf(e.stderr, "ceiling report: %v\n", flagError(err))

@@ -28,6 +28,9 @@ var ErrUnauthorized = errors.New("the server refused the API key")
 // ErrUnreachable is returned (wrapped) when the server cannot be contacted at all.
 var ErrUnreachable = errors.New("cannot reach the server")
 
+// ErrRedirect is returned (wrapped) by Get for a redirect it did not follow.
+var ErrRedirect = errors.New("redirected")
+
 // ErrSlow is returned (wrapped) when a plain request got no answer within
 // ProbeTimeout: the server accepted the connection but did not answer in time.
 var ErrSlow = errors.New("no answer in time")

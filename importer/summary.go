@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"os"
+
+	"github.com/ceiling-llm/ceiling/summary"
 )
 
 // Summary-level points: some published results hold one summary per configuration
@@ -13,45 +15,12 @@ import (
 // are read by ReadSummary as points marked summary-level, for comparisons beside
 // ceiling's own runs and for checking predictions.
 
-// SummaryStats are one latency's summary statistics in seconds; nil when absent.
-type SummaryStats struct {
-	Mean *float64 `json:"mean"`
-	P50  *float64 `json:"p50"`
-	P90  *float64 `json:"p90"`
-	P99  *float64 `json:"p99"`
-}
-
-// SummaryPoint is one configuration at one load, as the tool summarised it.
-type SummaryPoint struct {
-	Label       string  `json:"label"`       // where it came from
-	Concurrency float64 `json:"concurrency"` // 0 = not closed loop or unknown
-	Rate        float64 `json:"rate"`        // requests/s offered; 0 = closed loop or unknown
-	GPUs        int     `json:"gpus"`        // 0 = unknown
-	GPU         string  `json:"gpu"`
-	Model       string  `json:"model"`
-	// OutputTokS is the output tokens per second of the whole configuration;
-	// OutputTokSPerGPU the same per GPU (the tool's own division when it made one).
-	OutputTokS       *float64     `json:"output_tok_s"`
-	OutputTokSPerGPU *float64     `json:"output_tok_s_per_gpu"`
-	RequestS         *float64     `json:"request_s"`
-	PerUserTokS      *float64     `json:"per_user_tok_s"`
-	TTFT             SummaryStats `json:"ttft"`
-	TPOT             SummaryStats `json:"tpot"`
-	E2E              SummaryStats `json:"e2e"`
-	Requests         int          `json:"requests"`
-	Failures         int          `json:"failures"`
-}
-
-// Summary is a file of summary-level points. SummaryLevel is always true: these are
-// a tool's summaries, with no per-request data behind them in the file.
-type Summary struct {
-	SummaryLevel bool           `json:"summary_level"`
-	Tool         string         `json:"tool"`
-	Version      string         `json:"version"`
-	Files        []string       `json:"files"`
-	Points       []SummaryPoint `json:"points"`
-	Missing      []string       `json:"missing"`
-}
+// SummaryStats, SummaryPoint and Summary are the summary package's types.
+type (
+	SummaryStats = summary.Stats
+	SummaryPoint = summary.Point
+	Summary      = summary.Summary
+)
 
 // ReadSummary reads the summary-level points of a file: an llm-d benchmark report
 // or InferenceX results. Other tools' files give an error: import them instead.

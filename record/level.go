@@ -28,6 +28,8 @@ type levelRun struct {
 	sizer    *levelSizer // default level size (sizing.go); nil with a count or duration
 	baseID   int64
 	stats    *levelStats
+	// workerBase numbers this shard's workers after the other shards' (0 unsharded).
+	workerBase int32
 
 	issued atomic.Int64
 
@@ -88,7 +90,7 @@ func (l *levelRun) exchange(idx int64, worker int32, scheduled int64, prompt cli
 		Concurrency:        int32(l.lv.concurrency),
 		Rate:               l.lv.rate,
 		RequestID:          id,
-		Worker:             worker,
+		Worker:             l.workerBase + worker,
 		Warmup:             idx < int64(r.opts.Warmup),
 		TargetPromptTokens: int32(prompt.TargetTokens),
 		MaxTokens:          int32(maxTokens),
@@ -108,7 +110,11 @@ func (l *levelRun) exchange(idx int64, worker int32, scheduled int64, prompt cli
 			l.cancel()
 		}
 	}
-	if res.Conn {
+	if res.ClientLimit {
+		// More requests would fail the same way: stop the level; the sweep says why.
+		l.goneMsg.CompareAndSwap(nil, res.Err)
+		l.cancel()
+	} else if res.Conn {
 		if l.connFails.Add(1) >= l.goneAfter {
 			l.goneMsg.CompareAndSwap(nil, res.Err)
 			l.cancel()
@@ -154,12 +160,23 @@ func (r *recorder) runLevel(ctx, hard context.Context, lv level, total int) (li 
 	wall0 := time.Now()
 
 	scale := max(lv.scale, 1) // a search's rerun of an invalid level, longer
+	// A shard runs its share of the level (package shard); its rows keep the whole
+	// level's concurrency and rate, the target the merged level is judged against.
+	workers, rate := lv.concurrency, lv.rate
+	if o.Shard.Sharded() {
+		workers, rate = o.Shard.Workers(lv.concurrency), o.Shard.Rate(lv.rate)
+		li.Workers, li.WorkerRate = workers, rate
+	}
 	l := &levelRun{r: r, lv: lv, hard: hard, baseID: r.nextID,
-		count:     o.Warmup + o.RequestsPerLevel*scale, // 0 in duration mode (until the deadline)
-		goneAfter: int64(max(8, 2*max(lv.concurrency, 1)))}
+		count:      o.Warmup + o.RequestsPerLevel*scale, // 0 in duration mode (until the deadline)
+		goneAfter:  int64(max(8, 2*max(workers, 1))),
+		workerBase: int32(o.Shard.WorkerBase(lv.concurrency))}
 	if o.DurationPerLevel > 0 {
 		l.count = 0
 		l.deadline = wall0.Add(o.DurationPerLevel * time.Duration(scale))
+		if scale == 1 {
+			l.deadline = r.levelDeadline(lv.index, wall0) // its window, on a schedule
+		}
 	}
 	switch {
 	case lv.duration > 0:
@@ -188,14 +205,14 @@ func (r *recorder) runLevel(ctx, hard context.Context, lv level, total int) (li 
 	l.stats = newLevelStats(lv, l.count, total, o.Progress, o.Live)
 	l.stats.setPlan(r.levelPlan(l, lv, total, wall0))
 
-	var arr arrivals = closedLoop{workers: lv.concurrency}
+	var arr arrivals = closedLoop{workers: workers}
 	switch {
 	case lv.speed > 0:
 		arr = replayPacer{entries: r.replay, speed: lv.speed, start: wall0}
 	case lv.rate > 0:
-		arr = newGamma(o.Seed, lv.index, lv.rate, o.Burstiness, wall0, l.deadline)
+		arr = newGamma(o.workloadSeed(), lv.index, rate, o.Burstiness, wall0, l.deadline)
 	case o.Turns > 1:
-		arr = conversations{l: l, workers: lv.concurrency, turns: o.Turns, think: o.ThinkTime}
+		arr = conversations{l: l, workers: workers, turns: o.Turns, think: o.ThinkTime}
 	}
 	arr.run(l.stop.Done(), l.take, l.send)
 	l.stats.finish()

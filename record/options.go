@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ceiling-llm/ceiling/record/internal/client"
+	"github.com/ceiling-llm/ceiling/shard"
 	"github.com/ceiling-llm/ceiling/trace"
 )
 
@@ -85,6 +86,16 @@ type Options struct {
 	// seed per run (recorded in the plan and config), the interrupted run's with
 	// Resume.
 	Seed uint64
+
+	// Shard is this recorder's part of a sweep split across several clients
+	// (package shard); the zero value records the whole sweep.
+	Shard shard.Spec
+	// Schedule, when its Start is set, runs level k in its window of the common
+	// wall-clock schedule the shards share (package shard).
+	Schedule shard.Schedule
+	// RunID names the run (default: the start time and a random suffix). The
+	// shards of one sweep share it.
+	RunID string
 
 	Declared trace.Declared
 	Version  string
@@ -252,6 +263,9 @@ func (o *Options) validate() error {
 	case o.Resume && o.Output == "-":
 		return errors.New("--resume needs an output file, not -o -")
 	}
+	if err := o.validateShard(); err != nil {
+		return err
+	}
 	if err := client.CheckURL(o.URL); err != nil {
 		return err
 	}
@@ -379,4 +393,30 @@ func fileLimitError(conns int, limit uint64) error {
 	}
 	return fmt.Errorf("concurrency %d needs about %d open files, but this process may open %d (ulimit -n): raise the limit (ulimit -n %d, or the hard limit in /etc/security/limits.conf) or lower --concurrency",
 		conns, need, limit, need)
+}
+
+// validateShard checks what a sharded or scheduled sweep needs: the shards must
+// end each level together, so levels last a fixed duration, and every shard must
+// run the same levels, so the sweep is a fixed list.
+func (o *Options) validateShard() error {
+	if o.Shard.Count != 0 {
+		if err := o.Shard.Validate(); err != nil {
+			return err
+		}
+	}
+	if err := o.Schedule.Validate(); err != nil {
+		return err
+	}
+	if !o.Shard.Sharded() && o.Schedule.Start.IsZero() {
+		return nil
+	}
+	switch {
+	case o.DurationPerLevel <= 0:
+		return errors.New("a sharded or scheduled sweep needs --duration-per-level: every shard must end each level at the same time")
+	case o.Auto:
+		return errors.New("--concurrency auto cannot be sharded or scheduled: each shard would decide the next level alone; give the levels as a list")
+	case o.Replay != "":
+		return errors.New("--replay cannot be sharded or scheduled: the replayed trace is one stream")
+	}
+	return nil
 }

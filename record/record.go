@@ -165,6 +165,11 @@ func Record(ctx context.Context, opts Options) (trace.RunInfo, error) {
 		// No seed given: a fresh one, so that a second run sends prompts no server's
 		// prefix cache has seen; --resume continues the interrupted run's.
 		opts.Seed = freshSeed()
+		if opts.Shard.Sharded() {
+			// The shards of one sweep run one plan: their common seed comes from the
+			// run id they share (each then draws from its own split of it).
+			opts.Seed = sharedSeed(opts.RunID)
+		}
 		if resume != nil {
 			opts.Seed = resume.Info.Plan.Seed
 		}
@@ -265,10 +270,18 @@ func Record(ctx context.Context, opts Options) (trace.RunInfo, error) {
 		Workload: wl.Calibrated,
 		Config:   opts.Config,
 	}
+	if opts.RunID != "" {
+		r.info.RunID = opts.RunID
+	}
+	r.nextID = opts.Shard.RequestIDBase()
+	r.info.Shard = r.shardInfo(ctx)
 	r.info.OutputControl, r.minTokens = outputControl(opts.IgnoreEOS, pr.Server.Kind)
 	if resume != nil {
 		if err := samePlan(resume.Info, r.info); err != nil {
 			return trace.RunInfo{}, fmt.Errorf("--resume: %w", err)
+		}
+		if a, b := resume.Info.Shard, r.info.Shard; (a == nil) != (b == nil) || (a != nil && (a.Index != b.Index || a.Count != b.Count)) {
+			return trace.RunInfo{}, fmt.Errorf("--resume: the interrupted run was %s, this one is %s", shardName(a), shardName(b))
 		}
 		r.info.RunID = resume.Info.RunID
 		r.info.Started = resume.Info.Started
@@ -297,10 +310,14 @@ func Record(ctx context.Context, opts Options) (trace.RunInfo, error) {
 	}
 	r.info.Ended = time.Now().UTC()
 	if err := r.finish(); err != nil {
-		if sweepErr != nil {
-			return r.info, fmt.Errorf("%v; and writing the trace failed: %w (the sealed parts are kept in %s)", sweepErr, err, r.parts.Dir())
+		again := ""
+		if !r.tmpParts {
+			again = ": fix the cause, then run the same command with --resume to write the trace from them"
 		}
-		return r.info, fmt.Errorf("%w (the sealed parts are kept in %s)", err, r.parts.Dir())
+		if sweepErr != nil {
+			return r.info, fmt.Errorf("%v; and writing the trace failed: %w (the sealed parts are kept in %s%s)", sweepErr, err, r.parts.Dir(), again)
+		}
+		return r.info, fmt.Errorf("%w (the sealed parts are kept in %s%s)", err, r.parts.Dir(), again)
 	}
 	return r.info, sweepErr
 }

@@ -3,9 +3,11 @@ package record
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/ceiling-llm/ceiling/record/internal/client"
 	"github.com/ceiling-llm/ceiling/trace"
 )
 
@@ -96,6 +98,11 @@ func (r *recorder) sweep(ctx context.Context, start int) error {
 			r.info.StopReason = "interrupted before level " + fmt.Sprint(i)
 			return ErrInterrupted
 		}
+		if err := r.waitForWindow(ctx, lv.index); err != nil {
+			r.info.Interrupted = true
+			r.info.StopReason = "interrupted before level " + fmt.Sprint(i)
+			return ErrInterrupted
+		}
 		li, gone, failing, err := r.runLevel(ctx, hard, lv, total)
 		if err != nil {
 			// A part of the level could not be written: it is not done.
@@ -107,6 +114,10 @@ func (r *recorder) sweep(ctx context.Context, start int) error {
 		}
 		if r.opts.crashAfterLevels > 0 && len(r.info.Levels) >= r.opts.crashAfterLevels {
 			return errSimulatedCrash
+		}
+		if strings.HasPrefix(gone, client.FileLimitText) {
+			r.info.StopReason = gone
+			return fmt.Errorf("%w during level %d: %s", ErrClientFileLimit, lv.index, gone)
 		}
 		if gone != "" {
 			r.info.StopReason = "server stopped answering: " + gone

@@ -120,7 +120,7 @@ func (o *Options) validateWorkload() error {
 // syntheticConfig is the synthetic workload the options ask for. A replay's
 // lengths are its own; its median prompt is the length calibrated.
 func (o *Options) syntheticConfig(replay []replayEntry) (workload.Config, error) {
-	cfg := workload.Config{Seed: o.Seed, SharedPrefix: o.SharedPrefixTokens, Prefixes: o.Prefixes, Mix: o.PrefixMix,
+	cfg := workload.Config{Seed: o.workloadSeed(), SharedPrefix: o.SharedPrefixTokens, Prefixes: o.Prefixes, Mix: o.PrefixMix,
 		Prompt: workload.Lengths{Kind: "fixed", A: float64(o.PromptTokens)},
 		Output: workload.Lengths{Kind: "fixed", A: float64(o.OutputTokens)}}
 	var err error

@@ -170,3 +170,18 @@ func ReadInfo(path string) (RunInfo, error) {
 	}
 	return info, nil
 }
+
+// WriteMetricsFile writes samples as the metrics sidecar of a run, atomically.
+func WriteMetricsFile(path string, info RunInfo, samples []MetricSample) error {
+	return writeParquet(path, info, validSamples(samples))
+}
+
+// ReadMetricsFile reads a whole metrics sidecar: its run info and samples.
+func ReadMetricsFile(path string) (RunInfo, []MetricSample, error) {
+	info, _, _, err := readMeta(path)
+	if err != nil {
+		return info, nil, err
+	}
+	samples, err := readAll[MetricSample](path)
+	return info, samples, err
+}

@@ -101,6 +101,39 @@ type RunInfo struct {
 	// Search is the ceiling search's answer (--concurrency auto, --rate auto),
 	// updated after every level; nil for a fixed list of levels.
 	Search *SearchResult `json:"search,omitempty"`
+	// Shard is set on the trace of one shard of a sharded sweep (ceiling record
+	// --shard I/N) and on the run merged from the shards (ceiling merge); nil
+	// for a run recorded by one client.
+	Shard *ShardInfo `json:"shard,omitempty"`
+}
+
+// ShardInfo says which part of a sharded sweep a trace holds (package shard
+// documents the split rules), or, on a merged run, which shards it was made of.
+type ShardInfo struct {
+	Index int `json:"index"` // 0-based, as Kubernetes' JOB_COMPLETION_INDEX
+	Count int `json:"count"`
+	// StartAt is the common schedule's start: level k of every shard starts at
+	// StartAt + k × (level duration + gap). Zero when the shards were not scheduled.
+	StartAt time.Time `json:"start_at,omitzero"`
+	// GapS is the schedule's pause between levels, in seconds.
+	GapS float64 `json:"gap_s,omitempty"`
+	// ClockOffsetNs is the server's clock minus this client's, measured before the
+	// sweep from the server's Date headers; ClockUncertaintyNs bounds its error (0
+	// with the offset: not measured).
+	ClockOffsetNs      int64 `json:"clock_offset_ns,omitempty"`
+	ClockUncertaintyNs int64 `json:"clock_uncertainty_ns,omitempty"`
+	// Merged lists, on a merged run, the shards it was made of.
+	Merged []MergedShard `json:"merged,omitempty"`
+}
+
+// MergedShard is one shard of a merged run.
+type MergedShard struct {
+	Index    int    `json:"index"`
+	File     string `json:"file"`
+	Hostname string `json:"hostname,omitempty"`
+	// ClockOffsetNs is the correction applied to the shard's times (see ShardInfo).
+	ClockOffsetNs      int64 `json:"clock_offset_ns,omitempty"`
+	ClockUncertaintyNs int64 `json:"clock_uncertainty_ns,omitempty"`
 }
 
 // SourceInfo describes the benchmark results an imported run was made from.
@@ -301,6 +334,11 @@ type LevelInfo struct {
 	// (output tokens / first send to last end), as the progress line shows it and
 	// --concurrency auto compares it.
 	OutputTokS float64 `json:"output_tok_s,omitempty"`
+	// Workers and WorkerRate are this shard's share of the level (closed-loop
+	// workers, open-loop requests/s) in a sharded sweep; 0 when one client ran
+	// the whole level. Concurrency and Rate stay the whole level's target.
+	Workers    int     `json:"workers,omitempty"`
+	WorkerRate float64 `json:"worker_rate,omitempty"`
 	// Imported levels only. Label says which source file (line, sweep point) the
 	// level came from. Timing is "relative" when the source tool saved no send
 	// times: every request's sent_ns is 0, so latencies are exact but positions in

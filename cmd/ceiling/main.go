@@ -47,6 +47,7 @@ type subcommand struct {
 func subcommands() []subcommand {
 	return []subcommand{
 		{"record", "record a concurrency sweep against an OpenAI-compatible server into Parquet", runRecord},
+		{"merge", "join the traces of the shards of one sweep (record --shard) into one run", runMerge},
 		{"import", "turn vLLM, SGLang, AIPerf or guidellm results into a trace", runImport},
 		{"analyze", "per-level statistics, capacity model, fits and the realistic ceiling", runAnalyze},
 		{"report", "write a standalone HTML report of one or more runs", runReport},

@@ -9,7 +9,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ceiling-llm/ceiling/internal/urlcred"
 	"github.com/ceiling-llm/ceiling/record"
+	"github.com/ceiling-llm/ceiling/shard"
 	"github.com/ceiling-llm/ceiling/trace"
 	"github.com/spf13/pflag"
 )
@@ -30,6 +32,11 @@ const recordExample = `Example:
   ceiling record --url http://10.0.0.5:8000 --concurrency 1,4,16,64 \
       --gpu-metrics-url http://10.0.0.5:9400/metrics \
       --gpu-metrics-url http://10.0.0.6:9400/metrics -o run.parquet
+
+  # shard 1 of 3 of one sweep (run the other two elsewhere), then merge the three:
+  ceiling record --url http://10.0.0.5:8000 --shard 1/3 --start-at 2026-12-02T10:00:00Z \
+      --concurrency 48,96,192 --duration-per-level 120s -o 'run-{shard}.parquet'
+  ceiling merge run-0.parquet run-1.parquet run-2.parquet -o run.parquet
 `
 
 // runRecord is `ceiling record`: flags → record.Options → record.Record.
@@ -86,6 +93,10 @@ func runRecord(ctx context.Context, e env, args []string) int {
 	force := fs.Bool("force", false, "replace an existing -o FILE, its metrics sidecar and an interrupted run's FILE.parts")
 	seed := fs.Uint64("seed", 0, "seed of the synthetic prompts, their lengths and open-loop arrivals (default: a fresh one per run, recorded in the trace, so that no two runs send the same prompts; give a run's seed to repeat it on purpose)")
 	notes := fs.String("notes", "", "free text stored with the run")
+	shardFlag := fs.String("shard", "", "run shard I of N of the sweep (0-based, e.g. 0/3): each level's concurrency or rate is split across the shards; 'ceiling merge' joins their traces (default: from JOB_COMPLETION_INDEX and CEILING_SHARD_COUNT in a Kubernetes Indexed Job)")
+	startAt := fs.String("start-at", "", "start the sweep at this absolute time (RFC 3339, e.g. 2026-12-02T10:00:00Z) and run level k in its own window of the schedule, the same on every shard; needs --duration-per-level")
+	scheduleGap := fs.Duration("schedule-gap", shard.DefaultGap, "with --start-at, the pause between scheduled levels, for the requests in flight at a level's end to finish")
+	runID := fs.String("run-id", "", "id of the run (default: the start time and a random suffix; shards of one sweep must share it, which --start-at gives them)")
 	var cf capacityFlags
 	cf.addDeployment(fs) // stored as declared, not measured
 	cfgFlags := addConfigFlags(fs)
@@ -201,7 +212,7 @@ func runRecord(ctx context.Context, e env, args []string) int {
 	// to its own host unasked. A config cannot set api-key-env (config.go).
 	if cfg.sets("url") && !fs.Changed("api-key-env") && opts.APIKey != "" {
 		fmt.Fprintf(e.stderr, "note: not sending $%s as the API key: the URL %s comes from %s, not the command line; give --url or --api-key-env %s here to send it\n",
-			*keyEnv, withoutUserinfo(*url), strings.TrimSuffix(cfg.source, " (its stored config)"), *keyEnv)
+			*keyEnv, urlcred.Strip(*url), strings.TrimSuffix(cfg.source, " (its stored config)"), *keyEnv)
 		opts.APIKey = ""
 	}
 	var err error
@@ -229,6 +240,9 @@ func runRecord(ctx context.Context, e env, args []string) int {
 			return usageErr("--replay-speed: " + err.Error())
 		}
 	}
+	if code, ok := shardOptions(e, fs, &opts, *shardFlag, *startAt, *scheduleGap, *runID, usageErr); !ok {
+		return code
+	}
 	if msg := searchFlags(fs, &opts, searchFlagValues{ttft: *sloTTFT, tpot: *sloTPOT, itl: *sloITL, e2e: *sloE2E,
 		goodput: *minGoodput, errors: *maxErrors, knee: *knee, kvEvidence: *kvEvidence, kvUsage: *kvUsage,
 		resolution: *resolution, beyondKV: *beyondKV, sustain: *sustain, start: *searchStart}); msg != "" {
@@ -243,7 +257,7 @@ func runRecord(ctx context.Context, e env, args []string) int {
 
 	cfg.checkPlan(e.stderr, opts)
 	info, err := record.Record(ctx, opts)
-	if info.RunID != "" && (err == nil || errors.Is(err, record.ErrInterrupted) || errors.Is(err, record.ErrServerGone) || errors.Is(err, record.ErrLevelFailed)) {
+	if info.RunID != "" && (err == nil || errors.Is(err, record.ErrInterrupted) || errors.Is(err, record.ErrServerGone) || errors.Is(err, record.ErrClientFileLimit) || errors.Is(err, record.ErrLevelFailed)) {
 		where := opts.Output
 		if where == "-" {
 			where = "stdout"

@@ -56,10 +56,18 @@ func runReport(ctx context.Context, e env, args []string) int {
 		return exitFailed
 	}
 
-	runs, preds, err := splitPredictions(fs.Args(), *predicted)
+	args, sums, err := splitSummaries(fs.Args())
 	if err != nil {
 		fmt.Fprintf(e.stderr, "ceiling %s: %v\n", fs.Name(), err)
 		return exitFailed
+	}
+	runs, preds, err := splitPredictions(args, *predicted)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "ceiling %s: %v\n", fs.Name(), err)
+		return exitFailed
+	}
+	if len(runs) == 0 && len(sums) > 0 && len(preds) == 0 {
+		return h.usageError(e, "no measured run given: summary-level points (an llm-d report, InferenceX results) are set beside a measured run; they hold no requests to analyze")
 	}
 	if len(runs) == 0 {
 		return h.usageError(e, "no measured run given: a planner's predictions are shown beside a measured run")
@@ -67,6 +75,7 @@ func runReport(ctx context.Context, e env, args []string) int {
 	a, err := analyzeInputs(ctx, runs, opt)
 	if err == nil {
 		attachPredictions(a, opt, preds)
+		attachSummaries(a, opt, sums)
 	}
 	if err != nil {
 		fmt.Fprintf(e.stderr, "ceiling report: %v\n", flagError(err))

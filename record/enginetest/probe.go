@@ -130,22 +130,44 @@ func cacheConfigLabels(engine, kvTokens int) string {
 		`",num_cpu_blocks="0",num_gpu_blocks="` + strconv.Itoa((kvTokens+blockSize-1)/blockSize) + `"`
 }
 
+// vllmBefore010 says whether version names a vLLM before 0.10, whose metrics say
+// gpu_cache_usage_perc and carry no engine label or kv_cache_size_tokens.
+func vllmBefore010(version string) bool {
+	parts := strings.SplitN(version, ".", 3)
+	if len(parts) < 2 {
+		return false
+	}
+	major, err1 := strconv.Atoi(parts[0])
+	minor, err2 := strconv.Atoi(parts[1])
+	return err1 == nil && err2 == nil && major == 0 && minor < 10
+}
+
 // writeVLLMEngines writes the vLLM metrics of the step schedulers: one series per
 // data-parallel engine (engine="N"), as vLLM labels them. The TTFT histogram and
-// the success counter, kept for the whole server, go on engine 0.
+// the success counter, kept for the whole server, go on engine 0. With a Version
+// before 0.10 the names and labels are those of vLLM 0.4-0.9 (gpu_cache_usage_perc,
+// model_name only, cache_config_info without kv_cache_size_tokens).
 func (s *Server) writeVLLMEngines(b *strings.Builder, model string) {
+	legacy := vllmBefore010(s.cfg.Version)
 	labels := func(i int) string { return `engine="` + strconv.Itoa(i) + `",model_name="` + model + `"` }
+	usageName, usageHelp := "vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage."
+	runningHelp := "Number of requests in model execution batches."
+	if legacy {
+		labels = func(int) string { return `model_name="` + model + `"` }
+		usageName, usageHelp = "vllm:gpu_cache_usage_perc", "GPU KV-cache usage. 1 means 100 percent usage."
+		runningHelp = "Number of requests currently running on GPU."
+	}
 	family := func(name, typ, help string, v func(i int, l *simLoop, st simState) float64) {
 		fmt.Fprintf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, typ)
 		for i, l := range s.engines {
 			fmt.Fprintf(b, "%s{%s} %s\n", name, labels(i), strconv.FormatFloat(v(i, l, l.state()), 'g', -1, 64))
 		}
 	}
-	family("vllm:num_requests_running", "gauge", "Number of requests in model execution batches.",
+	family("vllm:num_requests_running", "gauge", runningHelp,
 		func(_ int, _ *simLoop, st simState) float64 { return float64(st.running) })
 	family("vllm:num_requests_waiting", "gauge", "Number of requests waiting to be processed.",
 		func(_ int, _ *simLoop, st simState) float64 { return float64(st.waiting) })
-	family("vllm:kv_cache_usage_perc", "gauge", "KV-cache usage. 1 means 100 percent usage.",
+	family(usageName, "gauge", usageHelp,
 		func(_ int, _ *simLoop, st simState) float64 { return st.usage })
 	family("vllm:num_preemptions_total", "counter", "Cumulative number of preemption from the engine.",
 		func(_ int, _ *simLoop, st simState) float64 { return float64(st.preemptionsTotal) })
@@ -153,9 +175,16 @@ func (s *Server) writeVLLMEngines(b *strings.Builder, model string) {
 		func(_ int, l *simLoop, _ simState) float64 { return float64(l.promptTokens.Load()) })
 	family("vllm:generation_tokens_total", "counter", "Number of generation tokens processed.",
 		func(_ int, l *simLoop, _ simState) float64 { return float64(l.genTokens.Load()) })
+	success := strings.Replace(labels(0), `model_name=`, `finished_reason="length",model_name=`, 1)
 	fmt.Fprintf(b, "# HELP vllm:request_success_total Count of successfully processed requests.\n# TYPE vllm:request_success_total counter\n")
-	fmt.Fprintf(b, "vllm:request_success_total{engine=\"0\",finished_reason=\"length\",model_name=\"%s\"} %d\n", model, s.requestsOK.Load())
+	fmt.Fprintf(b, "vllm:request_success_total{%s} %d\n", success, s.requestsOK.Load())
 	s.ttft.write(b, "vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", labels(0))
+	if legacy {
+		fmt.Fprintf(b, "# HELP vllm:cache_config_info information of cache_config\n# TYPE vllm:cache_config_info gauge\n")
+		fmt.Fprintf(b, "vllm:cache_config_info{block_size=\"%d\",cache_dtype=\"auto\",enable_prefix_caching=\"False\",gpu_memory_utilization=\"0.9\",num_cpu_blocks=\"0\",num_gpu_blocks=\"%d\"} 1.0\n",
+			blockSize, s.cfg.KVTokens/blockSize)
+		return
+	}
 	fmt.Fprintf(b, "# HELP vllm:cache_config_info Information of the LLMEngine CacheConfig\n# TYPE vllm:cache_config_info gauge\n")
 	for i := range s.engines {
 		fmt.Fprintf(b, "vllm:cache_config_info{%s} 1\n", cacheConfigLabels(i, s.cfg.KVTokens))

@@ -110,6 +110,9 @@ func checkScheduler(cfg *Config) error {
 	if cfg.DataParallel < 0 || (cfg.DataParallel > 1 && cfg.Scheduler != SchedulerVLLM) {
 		return fmt.Errorf("config DataParallel %d: only the vLLM scheduler runs data-parallel engines", cfg.DataParallel)
 	}
+	if cfg.DataParallel > 1 && vllmBefore010(cfg.Version) {
+		return fmt.Errorf("config DataParallel %d with Version %q: data-parallel engines are labelled from vLLM 0.10 on", cfg.DataParallel, cfg.Version)
+	}
 	if cfg.StepTime == 0 && cfg.TokenTime == 0 && cfg.WaitingTime == 0 {
 		cfg.StepTime, cfg.TokenTime, cfg.WaitingTime = defaultStepTime, defaultTokenTime, defaultWaitingTime
 	}

@@ -208,14 +208,15 @@ func TestSchedulerMetricsMatchRealDumps(t *testing.T) {
 		}
 	}
 	for _, tc := range []struct {
-		sched string
-		names []string // names that must be exposed and found in some real dump
+		sched, version string
+		names          []string // names that must be exposed and found in some real dump
 	}{
-		{SchedulerVLLM, []string{"vllm:num_requests_running", "vllm:num_requests_waiting", "vllm:num_preemptions_total", "vllm:cache_config_info"}},
-		{SchedulerSGLang, []string{"sglang:num_running_reqs", "sglang:num_queue_reqs", "sglang:token_usage", "sglang:num_used_tokens"}},
-		{SchedulerLlamaUnified, []string{"llamacpp:requests_processing", "llamacpp:requests_deferred", "llamacpp:prompt_tokens_total", "llamacpp:n_decode_total"}},
+		{SchedulerVLLM, "", []string{"vllm:num_requests_running", "vllm:num_requests_waiting", "vllm:kv_cache_usage_perc", "vllm:num_preemptions_total", "vllm:cache_config_info"}},
+		{SchedulerVLLM, "0.4.3", []string{"vllm:num_requests_running", "vllm:gpu_cache_usage_perc", "vllm:num_preemptions_total", "vllm:cache_config_info"}},
+		{SchedulerSGLang, "", []string{"sglang:num_running_reqs", "sglang:num_queue_reqs", "sglang:token_usage", "sglang:num_used_tokens"}},
+		{SchedulerLlamaUnified, "", []string{"llamacpp:requests_processing", "llamacpp:requests_deferred", "llamacpp:prompt_tokens_total", "llamacpp:n_decode_total"}},
 	} {
-		s := New(fast(Config{Scheduler: tc.sched, KVTokens: 4096}))
+		s := New(fast(Config{Scheduler: tc.sched, KVTokens: 4096, Version: tc.version}))
 		concurrentStreams(t, s, 2, chatBody("a b c", 5))
 		m := get(t, s.URL()+"/metrics")
 		s.Close()
@@ -326,5 +327,30 @@ func TestVLLMDataParallel(t *testing.T) {
 			t.Errorf("dp=%d: cache_config_info of engines %v, %v tokens generated in all; want %d engines and 1440", tc.dp, engines, gen, tc.dp)
 		}
 		s.Close()
+	}
+}
+
+// TestVLLMLegacyMetrics: with a Version before 0.10 the vLLM scheduler speaks the
+// names of the vLLM 0.4.3 dump (gpu_cache_usage_perc, no engine label,
+// cache_config_info without kv_cache_size_tokens), and the preemption counter
+// still counts.
+func TestVLLMLegacyMetrics(t *testing.T) {
+	s := New(fast(Config{Scheduler: SchedulerVLLM, KVTokens: 1024, Version: "0.4.3"}))
+	defer s.Close()
+	concurrentStreams(t, s, 12, chatBody(strings.Repeat("w ", 20), 180))
+	m := get(t, s.URL()+"/metrics")
+	for _, want := range []string{"# TYPE vllm:gpu_cache_usage_perc gauge", `vllm:num_requests_running{model_name="test-model"} 0`,
+		`num_gpu_blocks="64"} 1.0`} {
+		if !strings.Contains(m, want) {
+			t.Errorf("/metrics lacks %q:\n%s", want, m)
+		}
+	}
+	for _, unwanted := range []string{"kv_cache_usage_perc", `engine="`, "kv_cache_size_tokens"} {
+		if strings.Contains(m, unwanted) {
+			t.Errorf("/metrics of vLLM 0.4.3 has %q:\n%s", unwanted, m)
+		}
+	}
+	if v := metricValue(t, m, "vllm:num_preemptions_total"); v == 0 || v != float64(s.Preemptions()) {
+		t.Errorf("preemptions %v, engine says %d; want the same, above 0", v, s.Preemptions())
 	}
 }

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ceiling-llm/ceiling/analyze"
+)
+
+// An InferenceX point file given beside a measured run is set beside it as
+// summary-level points: the point at the run's concurrency is compared with the
+// measured level, one at a load the run did not measure says so, and the summary
+// file is never analyzed as a run. Importing it as a trace is refused.
+func TestAnalyzeWithSummaryPoints(t *testing.T) {
+	run := filepath.Join("..", "..", "importer", "testdata", "genai-bench", "regression_main_branch")
+	points := filepath.Join(t.TempDir(), "agg.json")
+	// genai-bench measured c=1: TTFT p50 0.23779947950060887 s, TPOT p50 0.008174279459604125 s.
+	body := `[{"hw": "h100", "tp": 1, "conc": 1, "model": "GLM-4.6", "output_tput_per_gpu": 100, "median_ttft": 0.25, "median_tpot": 0.008, "median_intvty": 125},
+	          {"hw": "h100", "tp": 1, "conc": 64, "model": "GLM-4.6", "output_tput_per_gpu": 2000, "median_ttft": 1.5, "median_tpot": 0.03}]`
+	if err := os.WriteFile(points, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runCLI("analyze", run, points, "--format", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var a analyze.Analysis
+	if err := json.Unmarshal([]byte(stdout), &a); err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Runs) != 1 || len(a.SummaryChecks) != 1 {
+		t.Fatalf("%d runs, %d summary checks: want the run alone, with the points beside it", len(a.Runs), len(a.SummaryChecks))
+	}
+	sc := a.SummaryChecks[0]
+	if !sc.SummaryLevel || sc.Tool != "inferencex" || len(sc.Points) != 2 {
+		t.Fatalf("summary check %+v", sc)
+	}
+	p, far := sc.Points[0], sc.Points[1]
+	// The trace keeps whole nanoseconds: the measured p50 is genai-bench's to 1 µs.
+	if p.MeasuredLevel == nil || p.Measured.TTFT == nil || abs(*p.Measured.TTFT-0.23779947950060887) > 1e-6 || p.DiffPct.TTFT == nil {
+		t.Fatalf("point at c=1: level %v, measured TTFT %v", p.MeasuredLevel, p.Measured.TTFT)
+	}
+	if want := (0.25 - *p.Measured.TTFT) / *p.Measured.TTFT * 100; abs(*p.DiffPct.TTFT-want) > 1e-9 {
+		t.Errorf("TTFT difference %g%%, want %g%%", *p.DiffPct.TTFT, want)
+	}
+	if far.MeasuredLevel != nil || far.DiffPct.OutputTokSPerGPU != nil {
+		t.Errorf("the c=64 point was compared with a level the run did not measure: %+v", far)
+	}
+	_, text, _ := runCLI("analyze", run, points)
+	if !strings.Contains(text, "SUMMARY-LEVEL points from inferencex") || !strings.Contains(text, "none at this load") {
+		t.Errorf("text output lacks the summary-level table:\n%s", text)
+	}
+	code, _, stderr = runCLI("import", points, "-o", filepath.Join(t.TempDir(), "x.parquet"))
+	if code == 0 || !strings.Contains(stderr, "per-configuration summaries") || !strings.Contains(stderr, "--save-detailed") {
+		t.Errorf("import of summary points: exit %d, %s", code, stderr)
+	}
+}
+
+func abs(x float64) float64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}

@@ -18,7 +18,7 @@ import (
 // (--kv-unified) or a cache per slot, told apart by what the server did under the
 // sweep (see analyze/kvlayout.go). Short sweeps of the tiny d64 model.
 
-func analyzeJSON(t *testing.T, args ...string) analyze.Run {
+func analyzeRunJSON(t *testing.T, args ...string) analyze.Run {
 	t.Helper()
 	var a analyze.Analysis
 	out := ceiling(t, append([]string{"analyze", "--format", "json"}, args...)...)
@@ -49,7 +49,7 @@ func TestRealLlamaUnifiedCacheBinds(t *testing.T) {
 	if code != exitOK && (code != exitFailed || !strings.Contains(stderr, "Context size has been exceeded.")) {
 		t.Fatalf("record: exit %d\n%s", code, stderr)
 	}
-	r := analyzeJSON(t, trace)
+	r := analyzeRunJSON(t, trace)
 
 	c := r.Capacity
 	if c == nil || c.Layout != analyze.LayoutUnified || c.KVCapacityTokens == nil || c.Source != "declared" {
@@ -114,7 +114,7 @@ func TestRealLlamaPerSlotLoadedMachine(t *testing.T) {
 		"--prompt-tokens", "150", "--output-tokens", "32", "--ignore-eos", "--scrape-interval", "500ms", "-o", trace)
 	stop()
 	<-done
-	r := analyzeJSON(t, trace)
+	r := analyzeRunJSON(t, trace)
 
 	c := r.Capacity
 	if c == nil || c.Layout != analyze.LayoutPerSlot || c.KVCapacityTokens == nil || *c.KVCapacityTokens != 1024 || *c.SlotContextTokens != 256 {
@@ -143,7 +143,7 @@ func TestRealLlamaPerSlotLoadedMachine(t *testing.T) {
 // both bounds.
 func TestSlotBoundSampleVerdict(t *testing.T) {
 	sample := filepath.Join("..", "..", "samples", "llamacpp-d768-4slots.parquet")
-	r := analyzeJSON(t, sample)
+	r := analyzeRunJSON(t, sample)
 	if r.Ceiling.Binding != "batch" || r.Ceiling.Concurrency == nil || *r.Ceiling.Concurrency != 4 {
 		t.Errorf("sample ceiling %s %v, want batch 4", r.Ceiling.Binding, fmtPtr(r.Ceiling.Concurrency))
 	}

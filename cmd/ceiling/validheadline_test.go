@@ -40,7 +40,7 @@ func TestH100PeerSweepHeadlineFromValidData(t *testing.T) {
 		t.Fatalf("want the 8 L40S files, got %d (%v)", len(l40s), err)
 	}
 	model := []string{"--model-config", "../../samples/models/llama-3.1-8b.json", "--gpu", "h100-sxm", "--gpus", "1"}
-	r := analyzeJSON(t, append(append([]string{}, h100...), model...)...)
+	r := analyzeRunJSON(t, append(append([]string{}, h100...), model...)...)
 	if c := r.Ceiling.Concurrency; c != nil && *c > 32 {
 		t.Errorf("realistic ceiling %v beyond the last valid level (32)", *c)
 	}

@@ -3,7 +3,7 @@ package analyze
 import "fmt"
 
 // The energy side of the decision: each level's GPU power and energy per token
-// (from energy.go) and, with a price of electricity, the energy cost per million
+// (from policy_energy.go) and, with a price of electricity, the energy cost per million
 // output tokens beside the GPU-hour cost. Energy cost per million output tokens =
 // J/token × 10^6 ÷ 3.6·10^6 J/kWh × PUE × USD/kWh. A rented GPU-hour usually
 // includes its power; for owned hardware the GPU-hour price is the amortisation

@@ -105,6 +105,9 @@ func TestRecordGPUEnergy(t *testing.T) {
 	if d == nil || len(d.Levels) == 0 || d.Levels[0].Energy == nil || d.Levels[0].Energy.EnergyCostPerMOutput == nil || d.Levels[0].Energy.EnergyShare == nil {
 		t.Fatalf("decision without energy cost: %+v", d)
 	}
+	if !strings.Contains(strings.Join(d.Notes, "\n"), "the GPU exporters reported 3 GPUs, the deployment counts 1") {
+		t.Errorf("no note that the telemetry's 3 GPUs are not the 1 the cost counts: %q", d.Notes)
+	}
 }
 
 func optF(p *float64) any {

@@ -187,7 +187,7 @@ func TestUnifiedSampleCapacity(t *testing.T) {
 	if kv == 0 {
 		t.Error("no kv_exhausted failures")
 	}
-	if r.Ceilings.KV == nil || math.Abs(*r.Ceilings.KV-1024.0/ *c.MeanRequestTokens) > 1e-9 || r.Ceiling.Prediction != nil {
+	if r.Ceilings.KV == nil || math.Abs(*r.Ceilings.KV - 1024.0 / *c.MeanRequestTokens) > 1e-9 || r.Ceiling.Prediction != nil {
 		t.Errorf("kv ceiling %v (prediction %+v), want 1024 / %v confirmed by the failures", fmtPtr(r.Ceilings.KV), r.Ceiling.Prediction, *c.MeanRequestTokens)
 	}
 }

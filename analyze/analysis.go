@@ -37,14 +37,17 @@ type Run struct {
 	Server json.RawMessage `json:"server"`
 	// Info is the whole ceiling.run metadata object (tool version, dates, target,
 	// plan, client, declared hardware), passed through for the report's metadata table.
-	Info     json.RawMessage `json:"info,omitempty"`
-	Levels   []Level         `json:"levels"`
-	Capacity *Capacity       `json:"capacity"`
-	Fit      Fit             `json:"fit"`
-	Ceilings Ceilings        `json:"ceilings"`
-	Ceiling  Ceiling         `json:"ceiling"`
-	SLO      SLO             `json:"slo"`
-	Warnings []string        `json:"warnings"`
+	Info   json.RawMessage `json:"info,omitempty"`
+	Levels []Level         `json:"levels"`
+	// Search is the ceiling search the recorder ran (record --concurrency auto):
+	// its path and answer (search.go); absent for a fixed list of levels.
+	Search   *SearchPath `json:"search,omitempty"`
+	Capacity *Capacity   `json:"capacity"`
+	Fit      Fit         `json:"fit"`
+	Ceilings Ceilings    `json:"ceilings"`
+	Ceiling  Ceiling     `json:"ceiling"`
+	SLO      SLO         `json:"slo"`
+	Warnings []string    `json:"warnings"`
 	// Decision is the run in deployment-decision terms: shape, roofline, cost, sizing.
 	Decision *Decision `json:"decision"`
 	// KVCheck compares the modelled, declared and observed KV capacity (kvcheck.go);

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/ceiling-llm/ceiling/capacity"
+	"github.com/ceiling-llm/ceiling/internal/numfmt"
 	"github.com/spf13/pflag"
 )
 
@@ -114,20 +115,7 @@ func runPlan(ctx context.Context, e env, args []string) int {
 func gibs(b int64) string { return fmt.Sprintf("%.2f GiB", float64(b)/float64(1<<30)) }
 
 // commas writes n with thousands separators.
-func commas(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	if n < 0 {
-		return "-" + commas(-n)
-	}
-	var b strings.Builder
-	for i, r := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
+func commas(n int64) string { return numfmt.Int(n) }
 
 func writePlan(w io.Writer, p *capacity.PlanResult, path string, maxModelLen int64, prompt, output int) {
 	c, kv := p.Config, p.KV

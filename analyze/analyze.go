@@ -176,6 +176,7 @@ func buildRun(src *source, acc *runAcc, own bool, opt Options) (*Run, error) {
 		for i := range src.meta.Levels {
 			metaLevels[src.meta.Levels[i].Level] = &src.meta.Levels[i]
 		}
+		r.Search = searchPath(src.meta.RunInfo, src.meta.Levels)
 	}
 	if len(r.Server) == 0 {
 		r.Server = json.RawMessage("null")

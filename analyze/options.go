@@ -30,7 +30,7 @@ type Options struct {
 	// and the ceiling's stability (0 = 1000; negative = no bootstrap).
 	Resamples int
 	// Percentiles are tail percentiles (0 < p < 100) to report beside p99.9 for
-	// every latency, each with its sample-size guard (tail.go).
+	// every latency, each with its sample-size guard (stats_tail.go).
 	Percentiles []float64
 }
 

@@ -205,6 +205,8 @@ func writeRun(b *strings.Builder, r *Run, md bool) {
 	}
 	b.WriteString("\n")
 
+	writeSearch(b, r, md, line)
+
 	heading(b, md, 2, "Levels")
 	_ = levelTable(r).write(b, md)
 	b.WriteString("\n")
@@ -236,6 +238,7 @@ func writeRun(b *strings.Builder, r *Run, md bool) {
 	heading(b, md, 2, "Latency percentiles")
 	_ = latencyTable(r).write(b, md)
 	b.WriteString("\n")
+	writeTail(b, r, md, line)
 	writeIntervals(b, r, md)
 	writeRepeats(b, r, md)
 

@@ -1,8 +1,12 @@
 package analyze
 
 import (
+	"context"
 	"math"
+	"strings"
 	"testing"
+
+	"github.com/ceiling-llm/ceiling/trace"
 )
 
 func TestTailNeed(t *testing.T) {
@@ -76,5 +80,57 @@ func TestTailPercentilesAsked(t *testing.T) {
 	}
 	if v, note := s.TailValue(99.9); v != nil || note == "" {
 		t.Errorf("p99.9 not computed: %v %q", v, note)
+	}
+}
+
+// TestCoordinatedOmission: in open loop a request sent late (the client fell behind
+// its schedule) has its latency from the scheduled send beside the one from the
+// actual send; in closed loop there is none.
+func TestCoordinatedOmission(t *testing.T) {
+	var rows []trace.Row
+	for i := range 20 {
+		sched := float64(i) * 100
+		r := engineRow(0, 0, 0, int64(i), sched, 50, gaps(4, 10000), 5)
+		r.Concurrency, r.Rate = 0, 10
+		if i == 10 {
+			// Sent 400 ms after its scheduled time.
+			r = engineRow(0, 0, 0, int64(i), sched+400, 50, gaps(4, 10000), 5)
+			r.Concurrency, r.Rate, r.ScheduledNs = 0, 10, ms(sched)
+		}
+		rows = append(rows, r)
+	}
+	info := knownInfo()
+	info.Plan = trace.Plan{Mode: "open", Rates: []float64{10}}
+	info.Levels = []trace.LevelInfo{{Level: 0, Rate: 10}}
+	path := writeTrace(t, t.TempDir(), "open.parquet", info, rows)
+	a, err := Analyze(context.Background(), []string{path}, Options{Resamples: -1, TimelineLevel: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := a.Runs[0].Levels[0]
+	if l.TTFTFromScheduled == nil || l.E2EFromScheduled == nil {
+		t.Fatal("no latencies from the scheduled send in open loop")
+	}
+	// From the send every TTFT is 50 ms; from the schedule one is 450 ms.
+	nearP(t, "TTFT max from sent", l.TTFT.P99, 0.05, 1e-9)
+	if p := l.TTFTFromScheduled.P99; p == nil || *p < 0.3 {
+		t.Errorf("TTFT p99 from scheduled %v: the late send is hidden", p)
+	}
+	nearP(t, "TTFT p50 from scheduled", l.TTFTFromScheduled.P50, 0.05, 1e-9)
+	var out strings.Builder
+	if err := Write(&out, a, FormatText); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "TTFT p99 sched") || !strings.Contains(out.String(), "coordinated omission") {
+		t.Errorf("the text lacks the corrected latencies:\n%s", out.String())
+	}
+
+	closed := writeTrace(t, t.TempDir(), "closed.parquet", knownInfo(), knownRows())
+	a, err = Analyze(context.Background(), []string{closed}, Options{Resamples: -1, TimelineLevel: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Runs[0].Levels[0].TTFTFromScheduled != nil {
+		t.Errorf("closed loop has latencies from the scheduled send")
 	}
 }

@@ -529,19 +529,19 @@ func (l *levelAcc) finish(level int32, slo SLO, tail []float64) Level {
 	out.E2E = summarizeNs(l.e2e)
 	out.TPOT = summarize(l.tpot)
 	out.ITL = l.itl.summary()
-	// The tail percentiles, each with its sample-size guard (tail.go); the
+	// The tail percentiles, each with its sample-size guard (stats_tail.go); the
 	// slices are sorted by the summaries above.
 	out.TTFT.Tail = tailNs(l.ttft, tail, "requests")
 	out.E2E.Tail = tailNs(l.e2e, tail, "requests")
 	out.TPOT.Tail = tailFloat(l.tpot, tail, "requests")
 	out.ITL.Tail = l.itl.tail(tail)
 	if w.rate > 0 {
-		co := summarizeNs(l.ttftSched)
-		co.Tail = tailNs(l.ttftSched, tail, "requests")
-		out.TTFTFromScheduled = &co
-		co = summarizeNs(l.e2eSched)
-		co.Tail = tailNs(l.e2eSched, tail, "requests")
-		out.E2EFromScheduled = &co
+		ttftCO := summarizeNs(l.ttftSched)
+		ttftCO.Tail = tailNs(l.ttftSched, tail, "requests")
+		out.TTFTFromScheduled = &ttftCO
+		e2eCO := summarizeNs(l.e2eSched)
+		e2eCO.Tail = tailNs(l.e2eSched, tail, "requests")
+		out.E2EFromScheduled = &e2eCO
 	}
 	out.ITLHistogram = l.itl.histogram()
 	return out

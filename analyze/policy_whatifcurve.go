@@ -91,7 +91,14 @@ type LevelPrediction struct {
 	// predicted curve does not reach that speed.
 	AtMeasuredSpeed *float64 `json:"output_tok_s_at_measured_speed"`
 	Beyond          string   `json:"beyond_model,omitempty"`
+	// TTFTBeyond says why TTFT is not predicted at a level whose others are: its
+	// measured TTFT is mostly queueing, which the model does not carry over.
+	TTFTBeyond string `json:"ttft_beyond_model,omitempty"`
 }
+
+// queueingTTFT is how many times the sweep's unloaded TTFT (at its lowest valid
+// concurrency) a level's TTFT may be before it counts as mostly queueing.
+const queueingTTFT = 3.0
 
 // PredictCurve predicts every level of m.Points under the change.
 func PredictCurve(m CurveModel) []LevelPrediction {
@@ -110,6 +117,13 @@ func PredictCurve(m CurveModel) []LevelPrediction {
 		}
 	}
 	prefill := prefillCost(m.Changed) * m.ToPrompt / (prefillCost(m.Base) * m.PromptTokens)
+	var unloaded *float64 // TTFT at the lowest valid concurrency
+	for _, p := range m.Points {
+		if p.Valid && p.TTFT != nil && *p.TTFT > 0 {
+			unloaded = p.TTFT
+			break
+		}
+	}
 	for i, p := range m.Points {
 		lp := LevelPrediction{Level: p.Level, Concurrency: p.Concurrency, Batch: p.Batch}
 		lp.Measured.OutputTokS, lp.Measured.PerUserTokS, lp.Measured.TTFT, lp.Measured.TPOT = p.OutputTokS, p.PerUserTokS, p.TTFT, p.TPOT
@@ -150,7 +164,10 @@ func PredictCurve(m CurveModel) []LevelPrediction {
 				lp.TPOT = &Range{Value: t / u, Low: t / lp.PerUserTokS.High, High: t / lp.PerUserTokS.Low}
 			}
 		}
-		if p.TTFT != nil && !math.IsNaN(prefill) && !math.IsInf(prefill, 0) && v > 0 {
+		if p.TTFT != nil && unloaded != nil && *p.TTFT > queueingTTFT**unloaded {
+			lp.TTFTBeyond = fmt.Sprintf("TTFT not predicted: the measured %.0f ms is mostly queueing (%.1f× the %.0f ms at the lowest concurrency), which the model does not carry over",
+				*p.TTFT*1000, *p.TTFT / *unloaded, *unloaded*1000)
+		} else if p.TTFT != nil && !math.IsNaN(prefill) && !math.IsInf(prefill, 0) && v > 0 {
 			// TTFT moves against the efficiency: its interval is the throughput's, inverted.
 			t := *p.TTFT * prefill
 			lp.TTFT = &Range{Value: t, Low: t * v / lp.OutputTokS.High, High: t * v / lp.OutputTokS.Low}
@@ -236,7 +253,7 @@ func curveFromRun(r *Run) []CurvePoint {
 		}
 		p := CurvePoint{Level: l.Level, Concurrency: float64(l.Concurrency), Batch: l.DecodeConcurrency,
 			OutputTokS: l.OutputTokS, PerUserTokS: l.PerUserTokS, TTFT: l.TTFT.P50, TPOT: l.TPOT.P50, Valid: l.Valid}
-		if l.CI != nil {
+		if l.CI != nil && l.CI.OutputTokS != nil { // no interval where the window was too short
 			p.CILow, p.CIHigh = pf(l.CI.OutputTokS.Low), pf(l.CI.OutputTokS.High)
 		}
 		pts = append(pts, p)

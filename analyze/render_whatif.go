@@ -80,8 +80,13 @@ func writeWhatIf(b *strings.Builder, res *WhatIfResult, md bool) {
 					optCell(msP(l.Measured.TPOT), 1), "beyond model", "—")
 				beyond = append(beyond, fmt.Sprintf("c=%s: %s", numCell(l.Concurrency, 0), l.Beyond))
 			} else {
+				ttft := rangeCell(l.TTFT, 1000, 0)
+				if l.TTFTBeyond != "" {
+					ttft = "queueing"
+					beyond = append(beyond, fmt.Sprintf("c=%s: %s", numCell(l.Concurrency, 0), l.TTFTBeyond))
+				}
 				row = append(row, rangeCell(l.OutputTokS, 1, 0), numCell(l.Measured.PerUserTokS, 1), rangeCell(l.PerUserTokS, 1, 1),
-					optCell(msP(l.Measured.TTFT), 0), rangeCell(l.TTFT, 1000, 0), optCell(msP(l.Measured.TPOT), 1), rangeCell(l.TPOT, 1000, 1),
+					optCell(msP(l.Measured.TTFT), 0), ttft, optCell(msP(l.Measured.TPOT), 1), rangeCell(l.TPOT, 1000, 1),
 					optCell(l.AtMeasuredSpeed, 0))
 			}
 			t.rows = append(t.rows, row)

@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // Error bars: a seeded bootstrap gives each level a 95% confidence interval for its
@@ -284,7 +286,7 @@ func (r *levelResamples) percentiles(rng *rand.Rand, cnt int, at func(int) float
 		u, prev := 0.0, 0
 		for j, k := range ranks {
 			if k > prev {
-				u += (1 - u) * betaVariate(rng, float64(k-prev), float64(cnt-k+1))
+				u += (1 - u) * distuv.Beta{Alpha: float64(k - prev), Beta: float64(cnt - k + 1), Src: rng}.Rand()
 				prev = k
 			}
 			vals[j] = at(min(int(u*float64(cnt)), cnt-1))
@@ -293,30 +295,6 @@ func (r *levelResamples) percentiles(rng *rand.Rand, cnt int, at func(int) float
 		p99[i] = vals[2] + frac[1]*(vals[3]-vals[2])
 	}
 	return p50, p99
-}
-
-// betaVariate draws from Beta(a, b), a, b ≥ 1, as G_a / (G_a + G_b).
-func betaVariate(rng *rand.Rand, a, b float64) float64 {
-	x := gammaVariate(rng, a)
-	return x / (x + gammaVariate(rng, b))
-}
-
-// gammaVariate draws from Gamma(shape, 1), shape ≥ 1, by Marsaglia and Tsang's
-// method ("A simple method for generating gamma variables", ACM TOMS 2000).
-func gammaVariate(rng *rand.Rand, shape float64) float64 {
-	d := shape - 1.0/3
-	c := 1 / math.Sqrt(9*d)
-	for {
-		x := rng.NormFloat64()
-		v := 1 + c*x
-		if v <= 0 {
-			continue
-		}
-		v = v * v * v
-		if u := rng.Float64(); math.Log(u) < 0.5*x*x+d-d*v+d*math.Log(v) {
-			return d * v
-		}
-	}
 }
 
 // interval is the percentile interval of resampled values (sorted in place).

@@ -529,7 +529,7 @@ func (l *levelAcc) finish(level int32, slo SLO, tail []float64) Level {
 	out.E2E = summarizeNs(l.e2e)
 	out.TPOT = summarize(l.tpot)
 	out.ITL = l.itl.summary()
-	// The tail percentiles, each with its sample-size guard (tail.go); the
+	// The tail percentiles, each with its sample-size guard (stats_tail.go); the
 	// slices are sorted by the summaries above.
 	out.TTFT.Tail = tailNs(l.ttft, tail, "requests")
 	out.E2E.Tail = tailNs(l.e2e, tail, "requests")

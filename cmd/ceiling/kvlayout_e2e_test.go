@@ -163,3 +163,31 @@ func TestSlotBoundSampleVerdict(t *testing.T) {
 		}
 	}
 }
+
+// TestUnifiedSampleCapacity: the second bundled real sample (8 slots sharing one
+// 1,024-token cache, 192-token requests) reports the real cache, not 8 × 1,024, its
+// layout from the server's failures, those failures as KV exhaustion with the
+// server's words, and the KV ceiling at capacity ÷ mean request, confirmed by the
+// failing level although no valid level reaches it.
+func TestUnifiedSampleCapacity(t *testing.T) {
+	r := analyzeRunJSON(t, filepath.Join("..", "..", "samples", "llamacpp-d64-unified-8slots.parquet"))
+	c := r.Capacity
+	if c == nil || c.Layout != analyze.LayoutUnified || c.KVCapacityTokens == nil || *c.KVCapacityTokens != 1024 || c.Source != "declared" {
+		t.Fatalf("capacity %+v, want 1,024 declared, unified", c)
+	}
+	var kv int
+	for _, l := range r.Levels {
+		kv += l.ErrorKinds[analyze.KindKVExhausted]
+		for _, g := range l.ErrorGroups {
+			if g.Kind != analyze.KindKVExhausted || !strings.Contains(g.Message, "Context size has been exceeded.") {
+				t.Errorf("c=%d error group %+v", l.Concurrency, g)
+			}
+		}
+	}
+	if kv == 0 {
+		t.Error("no kv_exhausted failures")
+	}
+	if r.Ceilings.KV == nil || math.Abs(*r.Ceilings.KV - 1024.0 / *c.MeanRequestTokens) > 1e-9 || r.Ceiling.Prediction != nil {
+		t.Errorf("kv ceiling %v (prediction %+v), want 1024 / %v confirmed by the failures", fmtPtr(r.Ceilings.KV), r.Ceiling.Prediction, *c.MeanRequestTokens)
+	}
+}

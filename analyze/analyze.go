@@ -92,6 +92,11 @@ func analyzeSource(ctx context.Context, src *source, opt Options) ([]Run, error)
 			return nil, err
 		}
 	}
+	for k, e := range wp.excluded {
+		if wp.levels[k] == nil {
+			return nil, fmt.Errorf("reading %s: level %d of run %s is impossible as a whole: every one of its %d rows breaks an invariant (the first: %s)", src.name, k.level, k.run, e.n, e.first)
+		}
+	}
 	sp := newStatsPass(opt.SLO, wp.levels)
 	wlp := newWorkloadPass()
 	for _, f := range src.files {
@@ -135,6 +140,8 @@ func analyzeSource(ctx context.Context, src *source, opt Options) ([]Run, error)
 			return nil, err
 		}
 		wlp.attach(r)
+		r.Warnings = append(r.Warnings, wp.excluded.warnings(id)...)
+		r.Warnings = append(r.Warnings, sp.excluded.warnings(id)...)
 		r.Warnings = append(r.Warnings, prefixCacheWarnings(r.Levels, src.meta.Plan, own && src.meta.Source == nil)...)
 		r.Warnings = append(r.Warnings, wlp.lengthShiftWarnings(r)...)
 		var snaps []timedSnapshot

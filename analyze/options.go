@@ -6,6 +6,9 @@ import "github.com/ceiling-llm/ceiling/capacity"
 // hardware model (the capacity then comes only from what the server revealed).
 type Options struct {
 	SLO SLO
+	// IgnoreCorrupt leaves out the corrupt parts of a RUN.parts directory (a
+	// warning names each) instead of refusing the trace.
+	IgnoreCorrupt bool
 	// ModelConfig is the path of a Hugging Face config.json ("" = none).
 	ModelConfig string
 	// BudgetInput is the hardware side of the capacity model; it is used when GPU or

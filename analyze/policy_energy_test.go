@@ -157,3 +157,16 @@ func TestEnergyLine(t *testing.T) {
 		t.Errorf("got  %q\nwant %q", got, want)
 	}
 }
+
+// A run that asked for GPU telemetry but has none says so.
+func TestAttachGPUNoSamples(t *testing.T) {
+	r := &Run{Server: []byte(`{"kind": "vllm", "gpu_metrics_urls": ["http://a:9400/metrics"]}`)}
+	attachGPU(r, nil)
+	if len(r.Warnings) != 1 || !strings.Contains(r.Warnings[0], "1 exporters were given") {
+		t.Errorf("warnings %q", r.Warnings)
+	}
+	plain := &Run{Server: []byte(`{"kind": "vllm"}`)}
+	if attachGPU(plain, nil); len(plain.Warnings) != 0 {
+		t.Errorf("a run without GPU telemetry warns %q", plain.Warnings)
+	}
+}

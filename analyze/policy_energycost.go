@@ -89,6 +89,10 @@ func energyDecision(r *Run, opt Options) {
 	if a := d.AtCeiling; a != nil {
 		if l := byLevel[a.Level]; l != nil && l.GPU != nil {
 			a.Energy = levelEnergy(l.GPU, a.OutputTokS, a.CostPerMOutput, opt.Decision)
+			if l.GPU.GPUs != d.GPUs {
+				d.Notes = append(d.Notes, fmt.Sprintf("the GPU exporters reported %d GPUs, the deployment counts %d (--gpus): the energy is that of the %d reported, the GPU-hour cost that of %d",
+					l.GPU.GPUs, d.GPUs, l.GPU.GPUs, d.GPUs))
+			}
 		}
 	}
 }

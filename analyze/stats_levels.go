@@ -71,12 +71,14 @@ func (w *windowAcc) window() (start, end int64, steady bool) {
 
 // windowPass is the first pass over every file of every source.
 type windowPass struct {
-	levels map[levelKey]*windowAcc
-	runs   []string // run ids in order of first appearance
+	levels   map[levelKey]*windowAcc
+	runs     []string // run ids in order of first appearance
+	excluded exclusions
 }
 
+// newWindowPass starts the first pass.
 func newWindowPass() *windowPass {
-	return &windowPass{levels: map[levelKey]*windowAcc{}}
+	return &windowPass{levels: map[levelKey]*windowAcc{}, excluded: exclusions{}}
 }
 
 func (p *windowPass) batch(rec arrow.Record, cols map[string]int) error {
@@ -95,17 +97,24 @@ func (p *windowPass) batch(rec arrow.Record, cols map[string]int) error {
 		if acc == nil || k != key {
 			key = levelKey{strings.Clone(k.run), k.level}
 			acc = p.levels[key]
-			if acc == nil {
-				acc = &windowAcc{
-					concurrency: c.concurrency.Value(i), rate: c.rate.Value(i),
-					firstSent: math.MaxInt64, lastEnd: math.MinInt64,
-					minSched: math.MaxInt64, maxSched: math.MinInt64,
-					workers: map[int32]*[2]int64{},
-				}
-				p.levels[key] = acc
-				if !containsString(p.runs, key.run) {
-					p.runs = append(p.runs, key.run)
-				}
+		}
+		if why := impossibleWindowRow(&c, i, acc); why != "" {
+			p.excluded.add(key, why)
+			if !containsString(p.runs, key.run) {
+				p.runs = append(p.runs, key.run)
+			}
+			continue
+		}
+		if acc == nil {
+			acc = &windowAcc{
+				concurrency: c.concurrency.Value(i), rate: c.rate.Value(i),
+				firstSent: math.MaxInt64, lastEnd: math.MinInt64,
+				minSched: math.MaxInt64, maxSched: math.MinInt64,
+				workers: map[int32]*[2]int64{},
+			}
+			p.levels[key] = acc
+			if !containsString(p.runs, key.run) {
+				p.runs = append(p.runs, key.run)
 			}
 		}
 		sent, end, sched := c.sent.Value(i), c.end.Value(i), c.sched.Value(i)
@@ -246,13 +255,14 @@ type runAcc struct {
 
 // statsPass is the second pass over one source.
 type statsPass struct {
-	slo  SLO
-	wins map[levelKey]*windowAcc
-	runs map[string]*runAcc
+	slo      SLO
+	wins     map[levelKey]*windowAcc
+	runs     map[string]*runAcc
+	excluded exclusions // the rows only this pass excludes
 }
 
 func newStatsPass(slo SLO, wins map[levelKey]*windowAcc) *statsPass {
-	return &statsPass{slo: slo, wins: wins, runs: map[string]*runAcc{}}
+	return &statsPass{slo: slo, wins: wins, runs: map[string]*runAcc{}, excluded: exclusions{}}
 }
 
 func (p *statsPass) level(k levelKey) *levelAcc {
@@ -300,8 +310,20 @@ func (p *statsPass) batch(rec arrow.Record, cols map[string]int) error {
 		k := levelKey{c.runID.Value(i), c.level.Value(i)}
 		if l == nil || k != key {
 			key = levelKey{strings.Clone(k.run), k.level}
+			w := p.wins[key]
+			if w == nil || impossibleWindowRow(&c, i, w) != "" {
+				l = nil // excluded by the window pass (which counted it)
+				continue
+			}
 			l = p.level(key)
 			run = p.runs[key.run]
+		}
+		if impossibleWindowRow(&c, i, l.w) != "" {
+			continue // excluded by the window pass (which counted it)
+		}
+		if why := impossibleStatsRow(&c, i); why != "" {
+			p.excluded.add(key, why)
+			continue
 		}
 		p.row(&c, i, l, run)
 	}

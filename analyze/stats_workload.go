@@ -143,6 +143,9 @@ func (p *workloadPass) batch(rec arrow.Record, cols map[string]int, withTurn boo
 		if warmup.Value(i) || status.Value(i)/100 != 2 || errText.IsValid(i) {
 			continue
 		}
+		if output.IsValid(i) && output.Value(i) < 0 || prompt.IsValid(i) && prompt.Value(i) < 0 {
+			continue // an impossible row (invariants.go): counted by the statistics pass
+		}
 		byLevel := p.levels[runID.Value(i)]
 		if byLevel == nil {
 			byLevel = map[int32]*workloadAcc{}

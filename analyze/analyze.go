@@ -25,7 +25,11 @@ func Analyze(ctx context.Context, names []string, opt Options) (*Analysis, error
 	}
 	srcs := make([]*trace.Source, 0, len(names))
 	for _, name := range names {
-		src, err := trace.Open(name)
+		open := trace.Open
+		if opt.IgnoreCorrupt {
+			open = trace.OpenSalvage
+		}
+		src, err := open(name)
 		if err != nil {
 			return nil, err
 		}
@@ -46,12 +50,38 @@ func AnalyzeSources(ctx context.Context, srcs []*trace.Source, opt Options) (*An
 	a := &Analysis{Schema: Schema, Runs: []Run{}}
 	for _, ts := range srcs {
 		runs, err := analyzeSource(ctx, newSource(ts), opt)
+		// A part found corrupt while its rows were read: with --ignore-corrupt the
+		// source is analyzed again without it (what was read of it is discarded).
+		var ce *corruptFileError
+		for errors.As(err, &ce) && ts.Salvage() && len(ts.Files) > 1 {
+			ts.Drop(ce.file, ce.err)
+			runs, err = analyzeSource(ctx, newSource(ts), opt)
+		}
 		if err != nil {
 			return nil, err
 		}
 		a.Runs = append(a.Runs, runs...)
 	}
 	return a, nil
+}
+
+// corruptFileError is a file of a source found corrupt (trace.ErrCorrupt) while
+// its rows were read.
+type corruptFileError struct {
+	file trace.File
+	err  error
+}
+
+func (e *corruptFileError) Error() string { return e.err.Error() }
+func (e *corruptFileError) Unwrap() error { return e.err }
+
+// scanFile scans f, marking a corrupt file as such.
+func scanFile(ctx context.Context, f trace.File, want []colSpec, fn batchFunc) error {
+	err := scanTrace(ctx, f, want, fn)
+	if errors.Is(err, trace.ErrCorrupt) {
+		return &corruptFileError{file: f, err: err}
+	}
+	return err
 }
 
 // analyzeSource runs both passes over one source and assembles its runs.
@@ -64,18 +94,26 @@ func analyzeSource(ctx context.Context, src *source, opt Options) (runs []Run, e
 	}()
 	wp := newWindowPass()
 	for _, f := range src.files {
-		if err := scanTrace(ctx, f, windowColumns(), wp.batch); err != nil {
+		if err := scanFile(ctx, f, windowColumns(), wp.batch); err != nil {
 			return nil, err
+		}
+	}
+	for k, e := range wp.excluded {
+		if wp.levels[k] == nil {
+			return nil, fmt.Errorf("reading %s: level %d of run %s is impossible as a whole: every one of its %d rows breaks an invariant (the first: %s)", src.name, k.level, k.run, e.n, e.first)
 		}
 	}
 	sp := newStatsPass(opt.SLO, wp.levels)
 	sp.spill = spill
 	wlp := newWorkloadPass(spill)
 	for _, f := range src.files {
-		if err := scanTrace(ctx, f, statsColumns(), sp.batch); err != nil {
+		if err := scanFile(ctx, f, statsColumns(), sp.batch); err != nil {
 			return nil, err
 		}
 		if err := wlp.scan(ctx, f); err != nil {
+			if errors.Is(err, trace.ErrCorrupt) {
+				return nil, &corruptFileError{file: f, err: err}
+			}
 			return nil, err
 		}
 	}
@@ -113,6 +151,8 @@ func analyzeSource(ctx context.Context, src *source, opt Options) (runs []Run, e
 		if err := wlp.attach(r); err != nil {
 			return nil, fmt.Errorf("analyzing %s: %w", src.name, err)
 		}
+		r.Warnings = append(r.Warnings, wp.excluded.warnings(id)...)
+		r.Warnings = append(r.Warnings, sp.excluded.warnings(id)...)
 		r.Warnings = append(r.Warnings, prefixCacheWarnings(r.Levels, src.meta.Plan, own && src.meta.Source == nil)...)
 		r.Warnings = append(r.Warnings, wlp.lengthShiftWarnings(r)...)
 		var snaps []timedSnapshot
@@ -154,6 +194,7 @@ func buildRun(src *source, acc *runAcc, own bool, opt Options) (*Run, error) {
 		for i := range src.meta.Levels {
 			metaLevels[src.meta.Levels[i].Level] = &src.meta.Levels[i]
 		}
+		r.Search = searchPath(src.meta.RunInfo, src.meta.Levels)
 	}
 	if len(r.Server) == 0 {
 		r.Server = json.RawMessage("null")

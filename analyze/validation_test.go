@@ -106,17 +106,14 @@ type valCurve struct {
 
 // score is one predicted point against its measurement.
 type score struct {
-	kind             string
-	sameFamily       bool
-	name             string
-	c                float64
-	measured, pred   float64
-	low, high        float64
-	userErr          *float64
-	beyond           string
-	measuredUser     float64
-	predUser         float64
-	predUserInterval [2]float64
+	kind           string
+	sameFamily     bool
+	name           string
+	c              float64
+	measured, pred float64
+	low, high      float64
+	userErr        *float64
+	beyond         string
 }
 
 func (s score) err() float64 { return (s.pred - s.measured) / s.measured * 100 }
@@ -207,10 +204,10 @@ func writeScores(doc *strings.Builder, scores []score) {
 	doc.WriteString("## 2. What-ifs scored\n\n")
 	doc.WriteString("| change | from → to | c | measured out tok/s | predicted [interval] | error | covered | per-user error |\n|---|---|---:|---:|---:|---:|:-:|---:|\n")
 	type agg struct {
-		same          bool
-		errs, uerrs   []float64
-		covered, n    int
-		beyond, worst int
+		same        bool
+		errs, uerrs []float64
+		covered, n  int
+		beyond      int
 	}
 	kinds := map[string]*agg{}
 	var order []string

@@ -94,10 +94,10 @@ func contextWords(srv trace.ServerInfo, limit int) (where, fix string) {
 	if srv.Kind == "llamacpp" && srv.NCtx != nil {
 		where = "a llama.cpp slot holds (n_ctx per slot"
 		if srv.Slots != nil {
-			where += fmt.Sprintf(", %d slots: -c %d -np %d", *srv.Slots, int64(limit)**srv.Slots, *srv.Slots)
+			where += fmt.Sprintf(", %d slots", *srv.Slots)
 		}
 		where += ")"
-		return where, "Fix: shorten --prompt-tokens / --output-tokens, or restart llama-server with a larger -c (llama.cpp splits -c among its -np slots: each slot gets -c / -np tokens) or fewer -np slots."
+		return where, "Fix: shorten --prompt-tokens / --output-tokens, or restart llama-server with a larger -c or fewer -np slots (llama.cpp splits -c among its -np slots; /props reports the n_ctx of each)."
 	}
 	return "of the server's max_model_len", "Fix: shorten --prompt-tokens / --output-tokens, or serve the model with a longer context (vLLM: --max-model-len; SGLang: --context-length)."
 }

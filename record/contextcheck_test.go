@@ -36,7 +36,7 @@ func TestPreflightRefusesAWorkloadOverTheContext(t *testing.T) {
 		warn           string
 	}{
 		{"llama.cpp, -c 512 -np 4", enginetest.Config{Kind: "llamacpp", MaxModelLen: 128, Slots: 4}, 256, 128, "",
-			[]string{"does not fit the server's context", "1000 of the 1000 requests", "more than the 128 tokens a llama.cpp slot holds", "-c 512 -np 4", "be refused (HTTP 400", "nothing was sent", "Fix:", "larger -c"}, ""},
+			[]string{"does not fit the server's context", "1000 of the 1000 requests", "more than the 128 tokens a llama.cpp slot holds (n_ctx per slot, 4 slots)", "be refused (HTTP 400", "nothing was sent", "Fix:", "larger -c"}, ""},
 		{"llama.cpp, outputs over the slot", enginetest.Config{Kind: "llamacpp", MaxModelLen: 128, Slots: 4}, 60, 100, "",
 			[]string{"a 60-token prompt + max_tokens 100 = 160", "output cut at the context's end"}, ""},
 		{"vLLM max_model_len", enginetest.Config{Kind: "vllm", MaxModelLen: 300}, 256, 128, "",

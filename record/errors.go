@@ -15,6 +15,11 @@ var ErrServerGone = errors.New("the server stopped answering")
 // the sweep stopped there. The trace is still written, the failed level included.
 var ErrLevelFailed = errors.New("every request of a level failed")
 
+// ErrClientFileLimit is returned (wrapped) when the recorder itself ran out of file
+// descriptors mid-sweep (an open-loop level with more requests in flight than
+// ulimit -n allows). The trace is still written with every row recorded.
+var ErrClientFileLimit = errors.New("the recorder ran out of file descriptors (not a server failure)")
+
 // ErrInterrupted is returned when the sweep was interrupted (Ctrl-C); the trace is
 // complete up to the interruption.
 var ErrInterrupted = errors.New("interrupted")

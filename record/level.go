@@ -110,7 +110,11 @@ func (l *levelRun) exchange(idx int64, worker int32, scheduled int64, prompt cli
 			l.cancel()
 		}
 	}
-	if res.Conn {
+	if res.ClientLimit {
+		// More requests would fail the same way: stop the level; the sweep says why.
+		l.goneMsg.CompareAndSwap(nil, res.Err)
+		l.cancel()
+	} else if res.Conn {
 		if l.connFails.Add(1) >= l.goneAfter {
 			l.goneMsg.CompareAndSwap(nil, res.Err)
 			l.cancel()
@@ -192,7 +196,7 @@ func (r *recorder) runLevel(ctx, hard context.Context, lv level, total int) (li 
 		if lv.rate > 0 {
 			l.deadline = wall0.Add(min(steady+time.Duration(float64(o.Warmup)/lv.rate*float64(time.Second)), maxDur))
 		} else {
-			l.sizer = newLevelSizer(lv.concurrency, wall0, maxDur)
+			l.sizer = newLevelSizer(workers, wall0, maxDur) // this shard's workers: each shard sizes its share
 			l.sizer.steady = steady
 		}
 	}

@@ -170,6 +170,12 @@ func TestLlamaCppSweep(t *testing.T) {
 func startLlama(t *testing.T, slots, ctxTokens int) string {
 	t.Helper()
 	server, model := llamaTool(t)
+	return startLlamaModel(t, server, model, slots, ctxTokens)
+}
+
+// startLlamaModel starts llama-server with model; see startLlama.
+func startLlamaModel(t *testing.T, server, model string, slots, ctxTokens int) string {
+	t.Helper()
 	port := freePort(t)
 	cmd := exec.Command(server, "-m", model, "--host", "127.0.0.1", "--port", fmt.Sprint(port),
 		"-a", "tiny-d64", "-np", fmt.Sprint(slots), "-c", fmt.Sprint(ctxTokens), "--metrics", "--no-webui", "-t", "2",

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/ceiling-llm/ceiling/record/internal/client"
 	"github.com/ceiling-llm/ceiling/record/internal/probe"
@@ -15,7 +16,9 @@ func (r *recorder) explain(err error) error {
 	switch {
 	case errors.Is(err, client.ErrUnauthorized):
 		if r.opts.APIKey == "" {
-			return fmt.Errorf("the server requires an API key: set $%s (%v)", r.opts.APIKeyEnv, err)
+			// No key was sent: nothing was refused but the request itself.
+			return fmt.Errorf("the server answered %s although no API key was sent: if it wants one, set $%s; if not, it refused the request for another reason (a proxy's rule, or a server that speaks HTTP/2 only)",
+				strings.TrimSpace(strings.TrimPrefix(err.Error(), client.ErrUnauthorized.Error())), r.opts.APIKeyEnv)
 		}
 		return fmt.Errorf("the server refused the API key from $%s (%v)", r.opts.APIKeyEnv, errors.Unwrap(err))
 	}

@@ -310,10 +310,14 @@ func Record(ctx context.Context, opts Options) (trace.RunInfo, error) {
 	}
 	r.info.Ended = time.Now().UTC()
 	if err := r.finish(); err != nil {
-		if sweepErr != nil {
-			return r.info, fmt.Errorf("%v; and writing the trace failed: %w (the sealed parts are kept in %s)", sweepErr, err, r.parts.Dir())
+		again := ""
+		if !r.tmpParts {
+			again = ": fix the cause, then run the same command with --resume to write the trace from them"
 		}
-		return r.info, fmt.Errorf("%w (the sealed parts are kept in %s)", err, r.parts.Dir())
+		if sweepErr != nil {
+			return r.info, fmt.Errorf("%v; and writing the trace failed: %w (the sealed parts are kept in %s%s)", sweepErr, err, r.parts.Dir(), again)
+		}
+		return r.info, fmt.Errorf("%w (the sealed parts are kept in %s%s)", err, r.parts.Dir(), again)
 	}
 	return r.info, sweepErr
 }

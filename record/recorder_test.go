@@ -359,7 +359,7 @@ func TestRecordPreflightErrors(t *testing.T) {
 		notWant string
 	}{
 		{"wrong key", func(o *Options) { o.URL, o.APIKey = eng.URL(), "sk-wrong-key" }, "refused the API key from $OPENAI_API_KEY", "sk-wrong-key"},
-		{"no key", func(o *Options) { o.URL = eng.URL() }, "requires an API key: set $OPENAI_API_KEY", ""},
+		{"no key", func(o *Options) { o.URL = eng.URL() }, "no API key was sent: if it wants one, set $OPENAI_API_KEY", ""},
 		{"key env named", func(o *Options) { o.URL, o.APIKey, o.APIKeyEnv = eng.URL(), "sk-wrong-key", "MY_KEY" }, "$MY_KEY", "sk-wrong-key"},
 		{"model not found", func(o *Options) { o.URL, o.Model = nf.URL(), "nope" }, "model not found", ""},
 		{"unreachable", func(o *Options) { o.URL = deadURL }, "cannot reach the server", ""},

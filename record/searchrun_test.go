@@ -28,7 +28,7 @@ func searchOptions(t *testing.T, url string) Options {
 // TestRecordSearchBatchBound: 4 slots, the throughput flat beyond them, no capacity
 // declared: the search ramps from 1 and brackets the knee at 4.
 func TestRecordSearchBatchBound(t *testing.T) {
-	eng := enginetest.New(enginetest.Config{Model: "m", TokenGap: 10 * time.Millisecond, Slots: 4})
+	eng := enginetest.New(enginetest.Config{Model: "m", TTFT: 200 * time.Millisecond, TokenGap: 10 * time.Millisecond, Slots: 4})
 	defer eng.Close()
 	o := searchOptions(t, eng.URL())
 	var progress strings.Builder
@@ -68,13 +68,29 @@ func TestRecordSearchBatchBound(t *testing.T) {
 			t.Errorf("level c=%d: the search ramped two doublings past the knee", l.Concurrency)
 		}
 	}
+	// analyze shows the same answer and the path.
+	a, err := analyze.Analyze(context.Background(), []string{o.Output}, analyze.Options{Resamples: -1, TimelineLevel: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := a.Runs[0].Search
+	if p == nil || p.Answer != s.Answer || len(p.Steps) != len(merged.Levels) {
+		t.Fatalf("analyze's search %+v, want the answer %q and %d steps", p, s.Answer, len(merged.Levels))
+	}
+	var text strings.Builder
+	if err := analyze.Write(&text, a, analyze.FormatText); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), "Ceiling search") || !strings.Contains(text.String(), s.Answer) {
+		t.Errorf("analyze's text lacks the search section or its answer:\n%s", text.String())
+	}
 	t.Logf("%s\n%s", s.Answer, progress.String())
 }
 
 // TestRecordSearchKVLimit: the server declares a KV cache that holds 3 requests:
 // the search starts there and never runs beyond it.
 func TestRecordSearchKVLimit(t *testing.T) {
-	eng := enginetest.New(enginetest.Config{Model: "m", TokenGap: 10 * time.Millisecond, Kind: "sglang", KVTokens: 3 * 92})
+	eng := enginetest.New(enginetest.Config{Model: "m", TTFT: 200 * time.Millisecond, TokenGap: 10 * time.Millisecond, Kind: "sglang", KVTokens: 3 * 92})
 	defer eng.Close()
 	o := searchOptions(t, eng.URL())
 	info, err := Record(context.Background(), o)
@@ -98,7 +114,7 @@ func TestRecordSearchKVLimit(t *testing.T) {
 // --resume from the levels sealed (judging the one sealed but not judged), to an
 // answer within the resolution of the truth (3 slots), like an uninterrupted one.
 func TestRecordSearchResume(t *testing.T) {
-	eng := enginetest.New(enginetest.Config{Model: "m", TokenGap: 10 * time.Millisecond, Slots: 3})
+	eng := enginetest.New(enginetest.Config{Model: "m", TTFT: 200 * time.Millisecond, TokenGap: 10 * time.Millisecond, Slots: 3})
 	defer eng.Close()
 	o := searchOptions(t, eng.URL())
 	o.crashAfterLevels = 3

@@ -3,9 +3,11 @@ package record
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/ceiling-llm/ceiling/record/internal/client"
 	"github.com/ceiling-llm/ceiling/trace"
 )
 
@@ -26,6 +28,7 @@ func (r *recorder) sweep(ctx context.Context, start int) error {
 			})
 		}()
 	}
+	r.checkGPUExporters(ctx)
 	for _, u := range r.opts.GPUMetricsURLs {
 		scrapeWG.Add(1)
 		go func() {
@@ -112,6 +115,10 @@ func (r *recorder) sweep(ctx context.Context, start int) error {
 		}
 		if r.opts.crashAfterLevels > 0 && len(r.info.Levels) >= r.opts.crashAfterLevels {
 			return errSimulatedCrash
+		}
+		if strings.HasPrefix(gone, client.FileLimitText) {
+			r.info.StopReason = gone
+			return fmt.Errorf("%w during level %d: %s", ErrClientFileLimit, lv.index, gone)
 		}
 		if gone != "" {
 			r.info.StopReason = "server stopped answering: " + gone

@@ -333,7 +333,16 @@ func table(r *analyze.Run, ceil *analyze.Level) levelTable {
 	t := levelTable{
 		Header: []string{"Level", "Concurrency", "Requests", "Errors", "Output tok/s", "Naive tok/s", "Req/s", "Goodput req/s",
 			"Decode conc.", "Queue+prefill conc.", "Per-user tok/s", "TTFT p50", "TTFT p99", "TPOT p50", "TPOT p99", "ITL p99", "E2E p50", "E2E p99"},
-		Note: "Throughput over each level's steady-state window (the tokens that arrived inside it); naive = all the level's output tokens / level duration. Decode and queue+prefill concurrency are requests in each phase on average over the window (Little's law); queue+prefill runs from send to first token, so it is not zero where nothing queues. Latencies over every successful request.",
+		Note: "Throughput over each level's steady-state window (the tokens that arrived inside it); naive = all the level's output tokens / level duration. Decode and queue+prefill concurrency are requests in each phase on average over the window (Little's law); queue+prefill runs from send to first token, so it is not zero where nothing queues. Latencies over every successful request; p99.9 needs at least 1,000 requests in a level, shown as n=… < 1,000 where it has fewer, never as a number.",
+	}
+	t.Header = append(t.Header, "TTFT p99.9", "E2E p99.9")
+	open := false
+	for i := range r.Levels {
+		open = open || r.Levels[i].TTFTFromScheduled != nil
+	}
+	if open {
+		t.Header = append(t.Header, "TTFT p99 from scheduled", "E2E p99 from scheduled")
+		t.Note += " Open loop: \"from scheduled\" latencies are measured from each request's scheduled send (scheduled_ns), corrected for coordinated omission, beside the ones from its actual send."
 	}
 	for i := range r.Levels {
 		l := &r.Levels[i]
@@ -349,8 +358,13 @@ func table(r *analyze.Run, ceil *analyze.Level) levelTable {
 				fmtNum(l.DecodeConcurrency), fmtNum(l.WaitingConcurrency), fmtNum(l.PerUserTokS),
 				fmtDurPtr(l.TTFT.P50), fmtDurPtr(l.TTFT.P99), fmtDurPtr(l.TPOT.P50), fmtDurPtr(l.TPOT.P99),
 				fmtDurPtr(l.ITL.P99), fmtDurPtr(l.E2E.P50), fmtDurPtr(l.E2E.P99),
+				tailText(l.TTFT, 99.9), tailText(l.E2E, 99.9),
 			},
 		})
+		if open {
+			row := &t.Rows[len(t.Rows)-1]
+			row.Cells = append(row.Cells, schedText(l.TTFTFromScheduled), schedText(l.E2EFromScheduled))
+		}
 	}
 	return t
 }
@@ -574,4 +588,25 @@ func errorsTable(r *analyze.Run) levelTable {
 		}
 	}
 	return t
+}
+
+// tailText is a tail percentile's cell: its value, or why there is none.
+func tailText(s analyze.Summary, p float64) string {
+	for _, t := range s.Tail {
+		if t.P == p {
+			if t.Value == nil {
+				return fmt.Sprintf("n=%s < %s", fmtInt(int64(t.N)), fmtInt(int64(t.Need)))
+			}
+			return fmtDurPtr(t.Value)
+		}
+	}
+	return "–"
+}
+
+// schedText is the p99 of a latency measured from the scheduled send.
+func schedText(s *analyze.Summary) string {
+	if s == nil {
+		return "–"
+	}
+	return fmtDurPtr(s.P99)
 }

@@ -57,7 +57,9 @@ func shardInput(s shardSpec) Input {
 	return Input{Name: filepathName(s.index), Info: info, Rows: rows}
 }
 
-func filepathName(i int) string { return filepath.Join("traces", "shard-"+string(rune('0'+i))+".parquet") }
+func filepathName(i int) string {
+	return filepath.Join("traces", "shard-"+string(rune('0'+i))+".parquet")
+}
 
 func threeShards() []Input {
 	var ins []Input

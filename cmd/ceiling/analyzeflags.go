@@ -12,6 +12,7 @@ import (
 // capacity flags, the timeline) and returns a function that turns them into
 // analyze.Options after parsing.
 func addAnalyzeFlags(fs *pflag.FlagSet) func() (analyze.Options, error) {
+	ignoreCorrupt := fs.Bool("ignore-corrupt", false, "read the intact parts of a RUN.parts directory whose other parts are corrupt (their checksums fail), with a warning naming each part left out")
 	sloTTFT := fs.Duration("slo-ttft", 0, "latency target for time to first token, e.g. 2s (0 = none)")
 	sloTPOT := fs.Duration("slo-tpot", 0, "latency target for time per output token, e.g. 50ms (0 = none)")
 	sloE2E := fs.Duration("slo-e2e", 0, "latency target for the whole request, e.g. 30s (0 = none)")
@@ -26,9 +27,11 @@ func addAnalyzeFlags(fs *pflag.FlagSet) func() (analyze.Options, error) {
 	thinkTime := fs.Duration("think-time", 0, "a user's pause between a response's end and the next request, for --target-users (0 = users send back to back)")
 	headroom := fs.Float64("headroom", analyze.DefaultHeadroom, "fraction of the measured capacity kept spare when sizing replicas")
 	timelineLevel := fs.Int("timeline-level", -1, "level drawn on the per-request timeline (-1 = the level nearest the ceiling)")
+	percentiles := fs.String("percentiles", "", "tail percentiles to report beside p99.9 for every latency, e.g. 99.99,97.5 (each shown only where the level has enough requests: pN needs 1/(1 − N/100))")
 
 	return func() (analyze.Options, error) {
 		opt := analyze.Options{
+			IgnoreCorrupt: *ignoreCorrupt,
 			ModelConfig:   cf.modelConfig,
 			BudgetInput:   cf.budgetInput(),
 			MaxModelLen:   cf.maxModelLen,
@@ -68,6 +71,20 @@ func addAnalyzeFlags(fs *pflag.FlagSet) func() (analyze.Options, error) {
 		}
 		if err := cf.check(); err != nil {
 			return opt, err
+		}
+		if *percentiles != "" {
+			ps, err := parseFloats(*percentiles)
+			if err == nil {
+				for _, p := range ps {
+					if p >= 100 {
+						err = fmt.Errorf("%g is not below 100", p)
+					}
+				}
+			}
+			if err != nil {
+				return opt, fmt.Errorf("--percentiles: %v (want percentiles above 0 and below 100, e.g. 99.99,97.5)", err)
+			}
+			opt.Percentiles = ps
 		}
 		if *timelineLevel < -1 {
 			return opt, fmt.Errorf("--timeline-level must be a level index or -1, got %d", *timelineLevel)

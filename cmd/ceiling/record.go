@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ceiling-llm/ceiling/internal/urlcred"
 	"github.com/ceiling-llm/ceiling/record"
 	"github.com/ceiling-llm/ceiling/shard"
 	"github.com/ceiling-llm/ceiling/trace"
@@ -211,7 +212,7 @@ func runRecord(ctx context.Context, e env, args []string) int {
 	// to its own host unasked. A config cannot set api-key-env (config.go).
 	if cfg.sets("url") && !fs.Changed("api-key-env") && opts.APIKey != "" {
 		fmt.Fprintf(e.stderr, "note: not sending $%s as the API key: the URL %s comes from %s, not the command line; give --url or --api-key-env %s here to send it\n",
-			*keyEnv, withoutUserinfo(*url), strings.TrimSuffix(cfg.source, " (its stored config)"), *keyEnv)
+			*keyEnv, urlcred.Strip(*url), strings.TrimSuffix(cfg.source, " (its stored config)"), *keyEnv)
 		opts.APIKey = ""
 	}
 	var err error
@@ -256,7 +257,7 @@ func runRecord(ctx context.Context, e env, args []string) int {
 
 	cfg.checkPlan(e.stderr, opts)
 	info, err := record.Record(ctx, opts)
-	if info.RunID != "" && (err == nil || errors.Is(err, record.ErrInterrupted) || errors.Is(err, record.ErrServerGone) || errors.Is(err, record.ErrLevelFailed)) {
+	if info.RunID != "" && (err == nil || errors.Is(err, record.ErrInterrupted) || errors.Is(err, record.ErrServerGone) || errors.Is(err, record.ErrClientFileLimit) || errors.Is(err, record.ErrLevelFailed)) {
 		where := opts.Output
 		if where == "-" {
 			where = "stdout"

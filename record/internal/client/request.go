@@ -29,6 +29,11 @@ func (c *Client) Get(ctx context.Context, path string) (status int, body []byte,
 		return 0, nil, errors.New(c.sanitize(c.failure(context.Background(), ctx, err, c.opts.ProbeTimeout)))
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode/100 == 3 {
+		// Not followed (another origin, or too many): name where it points.
+		return resp.StatusCode, nil, fmt.Errorf("%w: GET %s answered HTTP %d to %s (not followed: point --url at the server that answers)",
+			ErrRedirect, path, resp.StatusCode, redirectTarget(resp))
+	}
 	body, err = io.ReadAll(io.LimitReader(resp.Body, 8<<20))
 	if err != nil && outer.Err() == nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		err = fmt.Errorf("%w: GET %s did not finish its answer within %s (the probe timeout)", ErrSlow, path, c.opts.ProbeTimeout)

@@ -3,6 +3,8 @@ package client
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +15,7 @@ import (
 	"regexp"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/ceiling-llm/ceiling/record/internal/sse"
@@ -107,6 +110,9 @@ type Result struct {
 	// Conn is true when the request failed before any HTTP response (dial refused,
 	// reset before headers): the server may be gone.
 	Conn bool
+	// ClientLimit is true when the request failed because this process ran out of
+	// file descriptors (EMFILE, ENFILE): the client's limit, not the server's.
+	ClientLimit bool
 }
 
 // Do sends one streaming request and measures it. ctx cancels it (the row then says
@@ -163,6 +169,13 @@ func (c *Client) Do(ctx context.Context, p Prompt, maxTokens int) Result {
 	}
 	if err != nil {
 		res.EndNs = time.Now().UnixNano()
+		if isFileLimit(err) {
+			// The client's limit, not the server's: named, and not counted as a
+			// server that stopped answering.
+			res.Err = c.sanitize(FileLimitText + " (" + err.Error() + "): raise the limit of open files, e.g. ulimit -n 65536 in the shell that runs ceiling, or lower --rate")
+			res.ClientLimit = true
+			return res
+		}
 		res.Err = c.sanitize(strings.Replace(c.failure(ctx, rctx, err, timeout), "mid-stream", "before a response", 1))
 		res.Conn = ctx.Err() == nil && context.Cause(rctx) != errStalled
 		return res
@@ -328,6 +341,16 @@ func keptLimits(maxTokens int) kept {
 	return kept{chunks: 8*maxTokens + 1024, textBytes: 256*maxTokens + 1<<20}
 }
 
+// FileLimitText begins the error of a request that failed on the client's limit of
+// open files.
+const FileLimitText = "the client ran out of file descriptors"
+
+// isFileLimit says whether err is this process (EMFILE) or the system (ENFILE)
+// running out of file descriptors.
+func isFileLimit(err error) bool {
+	return errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE)
+}
+
 // endOr is the end time of a stream: its last token chunk, else now.
 func endOr(last, now int64) int64 {
 	if last != 0 {
@@ -352,7 +375,16 @@ func (c *Client) failure(outer, inner context.Context, err error, timeout time.D
 		err = ue.Err // drop "Post URL:" — the URL is in the run info
 	}
 	msg := err.Error()
+	var certErr *tls.CertificateVerificationError
+	var authErr x509.UnknownAuthorityError
+	var hostErr x509.HostnameError
 	switch {
+	case errors.As(err, &certErr) || errors.As(err, &authErr) || errors.As(err, &hostErr):
+		return "TLS certificate not trusted: " + msg + " (a self-signed or private certificate: pass --insecure to skip verification, or add its CA to the system's trust store)"
+	case strings.Contains(msg, "malformed HTTP response") && strings.Contains(msg, `\x00\x00`):
+		// The answer began with binary HTTP/2 frames (a SETTINGS frame): the
+		// server speaks HTTP/2 only (h2c with prior knowledge).
+		return "the server answered with HTTP/2 frames: it speaks HTTP/2 only, and ceiling speaks HTTP/1.1 (one stream per connection, as the engines' benchmarks do): enable HTTP/1.1 on the server or put a proxy that speaks it in front"
 	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
 		return "connection closed mid-stream: " + msg
 	case strings.Contains(msg, "connection refused"):
@@ -417,11 +449,21 @@ func htmlTitle(body []byte) string {
 // target, without its credentials or query.
 func redirectText(resp *http.Response) string {
 	text := fmt.Sprintf("HTTP %d %s", resp.StatusCode, http.StatusText(resp.StatusCode))
-	if loc, err := resp.Location(); err == nil {
-		loc.User, loc.RawQuery, loc.Fragment = nil, "", ""
-		text += " to " + loc.String()
+	if t := redirectTarget(resp); t != "" {
+		text += " to " + t
 	}
 	return text + " (redirects are not followed: point --url at the server that answers)"
+}
+
+// redirectTarget is a redirect's Location without its credentials or query ("" if
+// none).
+func redirectTarget(resp *http.Response) string {
+	loc, err := resp.Location()
+	if err != nil {
+		return ""
+	}
+	loc.User, loc.RawQuery, loc.Fragment = nil, "", ""
+	return loc.String()
 }
 
 // notAStream says what a 2xx answer is when it is plainly not an SSE stream: an

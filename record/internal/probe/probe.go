@@ -58,6 +58,8 @@ func server(ctx context.Context, c *client.Client) (Probe, error) {
 		p.ModelsErr = err
 	case errors.Is(err, client.ErrSlow):
 		return p, fmt.Errorf("%w; give --model to go on without the model list, or a longer probe timeout", err)
+	case errors.Is(err, client.ErrRedirect):
+		return p, err
 	case err != nil:
 		return p, fmt.Errorf("%w at %s: %v", client.ErrUnreachable, c.BaseURL(), err)
 	}

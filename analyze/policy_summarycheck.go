@@ -1,0 +1,156 @@
+package analyze
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/ceiling-llm/ceiling/summary"
+)
+
+// Summary-level points beside a measured run: another tool's published summaries
+// (an llm-d benchmark report, InferenceX points; importer.Summary) set against the
+// measured run's level at the same concurrency (or rate). They are measurements,
+// but of a whole configuration at one load with no requests behind them in the
+// file: they are marked summary-level everywhere and never mixed into the run's
+// figures. Only an exact coordinate match is compared; nothing is interpolated.
+
+// SummaryCheck is one file of summary-level points beside one measured run.
+type SummaryCheck struct {
+	// SummaryLevel is always true: the other tool's figures are summaries.
+	SummaryLevel bool   `json:"summary_level"`
+	Tool         string `json:"tool"`
+	Version      string `json:"version"`
+	Source       string `json:"source"`
+	MeasuredRun  string `json:"measured_run"`
+	// MeasuredGPUs is the GPU count the measured per-GPU figures divide by, and
+	// GPUsBasis where it came from.
+	MeasuredGPUs int                 `json:"measured_gpus"`
+	GPUsBasis    string              `json:"gpus_basis"`
+	Points       []SummaryPointCheck `json:"points"`
+	Notes        []string            `json:"notes"`
+}
+
+// SummaryPointCheck is one summary-level point and the measured level at its
+// coordinate; DiffPct is (theirs − measured) ÷ measured, in percent.
+type SummaryPointCheck struct {
+	Label       string  `json:"label"`
+	Concurrency float64 `json:"concurrency"`
+	Rate        float64 `json:"rate"`
+	Theirs      Figures `json:"theirs"`
+	Measured    Figures `json:"measured"`
+	// MeasuredLevel is the level compared; null when the run has none at the point's
+	// coordinate.
+	MeasuredLevel *int    `json:"measured_level"`
+	DiffPct       Figures `json:"diff_pct"`
+}
+
+// CompareSummary sets a file of summary-level points beside measured run r.
+func CompareSummary(r *Run, opt Options, s *summary.Summary) *SummaryCheck {
+	sc := &SummaryCheck{SummaryLevel: true, Tool: s.Tool, Version: s.Version, MeasuredRun: r.RunID,
+		Points: []SummaryPointCheck{}, Notes: []string{}}
+	if len(s.Files) > 0 {
+		sc.Source = s.Files[0]
+	}
+	gpus, basis := 1, "one GPU (the measured run was given no --gpus)"
+	if opt.GPUs > 0 || opt.TP > 0 {
+		gpus, basis = opt.Shape().GPUs(), "--gpus of the measured run"
+	}
+	sc.MeasuredGPUs, sc.GPUsBasis = gpus, basis
+	for _, p := range s.Points {
+		pc := SummaryPointCheck{Label: p.Label, Concurrency: p.Concurrency, Rate: p.Rate}
+		pc.Theirs = Figures{OutputTokSPerGPU: p.OutputTokSPerGPU, PerUserTokS: p.PerUserTokS, TTFT: p.TTFT.P50, TPOT: p.TPOT.P50}
+		if pc.Theirs.TTFT == nil {
+			pc.Theirs.TTFT = p.TTFT.Mean
+		}
+		if pc.Theirs.TPOT == nil {
+			pc.Theirs.TPOT = p.TPOT.Mean
+		}
+		if pc.Theirs.OutputTokSPerGPU == nil && p.OutputTokS != nil && p.GPUs > 0 {
+			pc.Theirs.OutputTokSPerGPU = pf(*p.OutputTokS / float64(p.GPUs))
+		}
+		if p.Model != "" && r.Model != "" && !sameModel(p.Model, r.Model) {
+			sc.Notes = appendOnce(sc.Notes, fmt.Sprintf("the points measured model %q, the run %q: these are different models", p.Model, r.Model))
+		}
+		if p.GPUs > 0 && p.GPUs != gpus {
+			sc.Notes = appendOnce(sc.Notes, fmt.Sprintf("%s ran on %d GPUs, the measured run on %d (%s): per-GPU figures compare deployments of different sizes", p.Label, p.GPUs, gpus, basis))
+		}
+		for _, l := range r.Levels {
+			match := (p.Concurrency > 0 && l.Rate == 0 && float64(l.Concurrency) == p.Concurrency) ||
+				(p.Rate > 0 && l.Rate > 0 && math.Abs(l.Rate-p.Rate) <= 1e-9*p.Rate)
+			if !match || !l.Valid {
+				continue
+			}
+			lvl := l.Level
+			pc.MeasuredLevel = &lvl
+			pc.Measured = Figures{OutputTokSPerGPU: pf(l.OutputTokS / float64(gpus)), TTFT: l.TTFT.P50, TPOT: l.TPOT.P50}
+			if l.PerUserTokS > 0 {
+				pc.Measured.PerUserTokS = pf(l.PerUserTokS)
+			}
+			pc.DiffPct = Figures{
+				OutputTokSPerGPU: errPct(pc.Theirs.OutputTokSPerGPU, pc.Measured.OutputTokSPerGPU),
+				PerUserTokS:      errPct(pc.Theirs.PerUserTokS, pc.Measured.PerUserTokS),
+				TTFT:             errPct(pc.Theirs.TTFT, pc.Measured.TTFT),
+				TPOT:             errPct(pc.Theirs.TPOT, pc.Measured.TPOT),
+			}
+			break
+		}
+		sc.Points = append(sc.Points, pc)
+	}
+	sc.Notes = append(sc.Notes, "summary-level points: the other tool's own statistics (its percentile and TPOT definitions), with no requests behind them to re-derive")
+	return sc
+}
+
+// sameModel compares model names without their organisation prefix
+// ("zai-org/GLM-4.6" is "GLM-4.6"), case-insensitively.
+func sameModel(a, b string) bool {
+	base := func(s string) string {
+		if i := strings.LastIndexByte(s, '/'); i >= 0 {
+			s = s[i+1:]
+		}
+		return strings.ToLower(strings.TrimSpace(s))
+	}
+	return base(a) == base(b)
+}
+
+func appendOnce(list []string, s string) []string {
+	for _, v := range list {
+		if v == s {
+			return list
+		}
+	}
+	return append(list, s)
+}
+
+// writeSummaryChecks writes each summary-level file beside its measured run.
+func writeSummaryChecks(b *strings.Builder, a *Analysis, md bool) {
+	for _, sc := range a.SummaryChecks {
+		heading(b, md, 1, fmt.Sprintf("SUMMARY-LEVEL points from %s beside measured run %s", sc.Tool, sc.MeasuredRun))
+		fmt.Fprintf(b, "source: %s (%s; summaries, no per-request data); measured per-GPU figures divide by %d GPUs (%s)\n",
+			textOrMD(sc.Source, md), sc.Version, sc.MeasuredGPUs, sc.GPUsBasis)
+		t := &table{head: []string{"point", "c", "rate", "their tok/s/GPU", "measured", "diff", "their tok/s/user", "measured", "diff",
+			"their TTFT ms", "measured p50", "diff", "their TPOT ms", "measured p50", "diff", "level"}}
+		ms := func(v *float64) *float64 {
+			if v == nil {
+				return nil
+			}
+			return pf(*v * 1000)
+		}
+		for _, p := range sc.Points {
+			lvl := "none at this load"
+			if p.MeasuredLevel != nil {
+				lvl = fmt.Sprint(*p.MeasuredLevel)
+			}
+			t.rows = append(t.rows, []string{textOrMD(p.Label, md), numCell(p.Concurrency, 0), numCell(p.Rate, 2),
+				optCell(p.Theirs.OutputTokSPerGPU, 1), optCell(p.Measured.OutputTokSPerGPU, 1), pctCell(p.DiffPct.OutputTokSPerGPU),
+				optCell(p.Theirs.PerUserTokS, 1), optCell(p.Measured.PerUserTokS, 1), pctCell(p.DiffPct.PerUserTokS),
+				optCell(ms(p.Theirs.TTFT), 0), optCell(ms(p.Measured.TTFT), 0), pctCell(p.DiffPct.TTFT),
+				optCell(ms(p.Theirs.TPOT), 1), optCell(ms(p.Measured.TPOT), 1), pctCell(p.DiffPct.TPOT), lvl})
+		}
+		_ = t.write(b, md)
+		for _, n := range sc.Notes {
+			fmt.Fprintf(b, "note: %s\n", textOrMD(n, md))
+		}
+		b.WriteString("\n")
+	}
+}

@@ -1,0 +1,302 @@
+package analyze
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/ceiling-llm/ceiling/capacity"
+)
+
+// What-if: predictions from one measured sweep, never mixed with its measurements.
+// The KV ceiling comes from the capacity model at the changed setting; the measured
+// batch limit and knee carry over only where the shape is unchanged; the measured
+// share of the roofline at the ceiling scales the predicted roofline throughput.
+
+// WhatIfChange is one changed setting; zero fields keep the measured run's.
+type WhatIfChange struct {
+	PromptTokens, OutputTokens float64
+	MaxModelLen                int64
+	KVDtype                    string
+	WeightDtype                string // the weights' precision (bf16, fp8, fp4, int4)
+	GPU                        string
+	GPUs, TP, DP, PP           int
+	EP                         *bool
+}
+
+// WhatIfRow is one row of the what-if table: the measured run (Predicted false) or a
+// prediction.
+type WhatIfRow struct {
+	Scenario         string   `json:"scenario"`
+	Predicted        bool     `json:"predicted"`
+	Shape            string   `json:"shape"`
+	GPU              string   `json:"gpu"`
+	RequestTokens    float64  `json:"request_tokens"`
+	KVCapacityTokens int64    `json:"kv_capacity_tokens"` // all caches
+	KVCeiling        float64  `json:"kv_ceiling"`
+	AtMaxModelLen    *float64 `json:"per_cache_at_max_model_len"`
+	MaxModelLen      int64    `json:"max_model_len"`
+	// Ceiling is the realistic ceiling: measured, or predicted as the KV ceiling capped
+	// by the measured batch limit and knee where they carry over.
+	Ceiling    *float64 `json:"ceiling"`
+	OutputTokS *float64 `json:"output_tok_s"` // at the ceiling
+	Basis      string   `json:"basis"`        // how the prediction was made
+}
+
+// WhatIfResult is the what-if of one run: the ceiling rows (measured and predicted)
+// and every measured level predicted under the change.
+type WhatIfResult struct {
+	// Predicted is always true: everything but the measured row and the measured
+	// figures of each level is a prediction.
+	Predicted bool        `json:"predicted"`
+	RunID     string      `json:"run_id"`
+	Change    string      `json:"change"` // the --to-* flags
+	Rows      []WhatIfRow `json:"rows"`
+	// Levels are the measured levels predicted under the change at the same
+	// concurrency (policy_whatifcurve.go); empty without a roofline for both deployments.
+	Levels         []LevelPrediction `json:"levels"`
+	Model          string            `json:"model"`
+	IntervalMethod string            `json:"interval_method"`
+	Notes          []string          `json:"notes"`
+}
+
+// WhatIf predicts the run under change: the ceiling beside the measured one, and
+// every measured level. opt is what the run was analyzed with (it needs the model
+// config and a catalog GPU).
+func WhatIf(r *Run, opt Options, change WhatIfChange) (*WhatIfResult, error) {
+	rows, curve, err := whatIf(r, opt, change)
+	if err != nil {
+		return nil, err
+	}
+	res := &WhatIfResult{Predicted: true, RunID: r.RunID, Rows: rows, Levels: []LevelPrediction{}, Notes: []string{},
+		Model:          "each level's measured share of its roofline with prefill, times the changed deployment's roofline at the same concurrency (docs/predictions.md)",
+		IntervalMethod: IntervalMethod}
+	if len(rows) > 1 {
+		res.Change = rows[1].Scenario
+	}
+	if change.GPU != "" || change.WeightDtype != "" || change.GPUs > 0 || change.TP > 0 || change.DP > 0 || change.PP > 0 || change.EP != nil {
+		res.Notes = append(res.Notes, "another GPU, precision or shape: the intervals say how the share of the roofline moves with the batch, not how it moves between kernels and GPUs; against public measurements such changes missed by 20-70% with the intervals covering none (docs/validation.md): measure before buying")
+	}
+	switch {
+	case curve.note != "":
+		res.Notes = append(res.Notes, curve.note)
+	case curve.model != nil:
+		res.Levels = PredictCurve(*curve.model)
+	}
+	return res, nil
+}
+
+// curveResult is the whole-curve model whatIf prepares, or why it could not.
+type curveResult struct {
+	model *CurveModel
+	note  string
+}
+
+func whatIf(r *Run, opt Options, change WhatIfChange) ([]WhatIfRow, curveResult, error) {
+	var curve curveResult
+	if opt.ModelConfig == "" || (opt.GPU == "" && opt.MemoryGiB <= 0) {
+		return nil, curve, fmt.Errorf("what-if needs --model-config and --gpu (the capacity model of the measured run)")
+	}
+	// The deployment the run was analyzed with (computed once, config.json parsed once).
+	if err := opt.Prepare(); err != nil {
+		return nil, curve, err
+	}
+	cfg := opt.Deployment.Config
+	base, err := opt.Deployment.Plan, opt.Deployment.PlanErr
+	if err != nil {
+		return nil, curve, fmt.Errorf("capacity model of the measured run: %w", err)
+	}
+	c := r.Capacity
+	reqTokens := 0.0
+	if c != nil && c.MeanRequestTokens != nil {
+		reqTokens = *c.MeanRequestTokens
+	}
+	prompt, output := meanLengths(r)
+	mml := int64(0)
+	if c != nil && c.MaxModelLen != nil {
+		mml = *c.MaxModelLen
+	}
+	measured := WhatIfRow{Scenario: "measured", Shape: base.Shape.String(), GPU: opt.GPU, RequestTokens: reqTokens, MaxModelLen: mml, Basis: "measured"}
+	if c != nil && c.KVCapacityTokens != nil {
+		measured.KVCapacityTokens = *c.KVCapacityTokens * int64(base.Shape.KVCaches())
+	}
+	if r.Ceilings.KV != nil {
+		measured.KVCeiling = *r.Ceilings.KV
+	}
+	if mml > 0 && measured.KVCapacityTokens > 0 {
+		v := float64(measured.KVCapacityTokens) / float64(base.Shape.KVCaches()) / float64(mml)
+		measured.AtMaxModelLen = &v
+	}
+	measured.Ceiling = r.Ceiling.Concurrency
+	if a := r.Decision; a != nil && a.AtCeiling != nil {
+		v := a.AtCeiling.OutputTokS
+		measured.OutputTokS = &v
+	}
+
+	in := opt.BudgetInput
+	name := ""
+	add := func(s string) {
+		if name != "" {
+			name += ", "
+		}
+		name += s
+	}
+	if change.KVDtype != "" {
+		in.KVDtype = change.KVDtype
+		add("--to-kv-dtype " + change.KVDtype)
+	}
+	shapeChanged, dtypeChanged := false, false
+	if change.WeightDtype != "" {
+		in.WeightDtype = change.WeightDtype
+		add("--to-weight-dtype " + change.WeightDtype)
+		dtypeChanged = true
+	}
+	if change.GPU != "" {
+		in.GPU, in.MemoryGiB = change.GPU, 0
+		add("--to-gpu " + change.GPU)
+		shapeChanged = true
+	}
+	for _, f := range []struct {
+		flag string
+		v    int
+		dst  *int
+	}{{"--to-gpus", change.GPUs, &in.GPUs}, {"--to-tp", change.TP, &in.TP}, {"--to-dp", change.DP, &in.DP}, {"--to-pp", change.PP, &in.PP}} {
+		if f.v > 0 {
+			*f.dst = f.v
+			add(fmt.Sprintf("%s %d", f.flag, f.v))
+			shapeChanged = true
+		}
+	}
+	if change.EP != nil {
+		in.EP = *change.EP
+		add(fmt.Sprintf("--to-ep=%t", *change.EP))
+		shapeChanged = true
+	}
+	if change.TP == 0 && (change.GPUs > 0 || change.DP > 0 || change.PP > 0) {
+		in.TP = 0 // one engine over the new GPU count
+	}
+	if in.WeightsGiB > 0 && base.Weights != nil && (shapeChanged || dtypeChanged) {
+		// Carry the measured weights over by the estimate's ratio (at the new precision).
+		if err := in.CheckShape(); err != nil {
+			return nil, curve, err
+		}
+		est := *base.Weights
+		if dtypeChanged {
+			e, err := capacity.EstimateWeights(cfg, in.WeightDtype, in.ParamsB)
+			if err != nil {
+				return nil, curve, fmt.Errorf("weights at %s: %w", in.WeightDtype, err)
+			}
+			est = e
+		}
+		in.WeightsGiB = float64(capacity.WeightsPerGPU(est, in.Shape())) * base.WeightsScale / float64(1<<30)
+	}
+	if change.PromptTokens > 0 {
+		prompt = change.PromptTokens
+		add(fmt.Sprintf("--to-prompt-tokens %.0f", prompt))
+	}
+	if change.OutputTokens > 0 {
+		output = change.OutputTokens
+		add(fmt.Sprintf("--to-output-tokens %.0f", output))
+	}
+	if change.MaxModelLen > 0 {
+		mml = change.MaxModelLen
+		add(fmt.Sprintf("--to-max-model-len %d", mml))
+	}
+	if name == "" {
+		curve.note = "no --to-* change given: nothing to predict"
+		return []WhatIfRow{measured}, curve, nil
+	}
+	p, err := capacity.PlanBudget(cfg, in)
+	if p == nil {
+		return nil, curve, err
+	}
+	pred := WhatIfRow{Scenario: name, Predicted: true, Shape: p.Shape.String(), GPU: in.GPU, RequestTokens: prompt + output, MaxModelLen: mml}
+	if err != nil {
+		pred.Basis = fmt.Sprintf("does not fit: %v", err)
+		curve.note = "the changed deployment does not fit: no level is predicted"
+		return []WhatIfRow{measured, pred}, curve, nil
+	}
+	// Where the server measured its KV capacity, the modelled change is applied to it.
+	scale := 1.0
+	if c != nil && c.DeclaredKVCapacityTokens != nil && base.KVTokens > 0 {
+		scale = float64(*c.DeclaredKVCapacityTokens) / float64(base.KVTokens)
+	}
+	perCache := float64(p.KVTokens) * scale
+	pred.KVCapacityTokens = int64(perCache) * int64(p.Shape.KVCaches())
+	pred.KVCeiling = p.Concurrency(prompt+output) * scale
+	if mml > 0 {
+		v := p.FitsOnce(float64(mml)) * scale
+		pred.AtMaxModelLen = &v
+	}
+	ceiling := pred.KVCeiling
+	pred.Basis = "KV ceiling from the capacity model"
+	if scale != 1 {
+		pred.Basis += fmt.Sprintf(" (scaled by the measured ÷ modelled capacity, %.2f)", scale)
+	}
+	if !shapeChanged && !dtypeChanged {
+		for _, lim := range []struct {
+			name string
+			v    *float64
+		}{{"batch limit", r.Ceilings.Batch}, {"knee", r.Ceilings.Knee}} {
+			if lim.v != nil && *lim.v < ceiling {
+				ceiling = *lim.v
+				pred.Basis += fmt.Sprintf("; the measured %s (%.1f) carries over: same shape", lim.name, *lim.v)
+			}
+		}
+	} else {
+		pred.Basis += "; the measured batch limit and knee do not carry over to another shape, GPU or precision"
+	}
+	if ceiling >= 1 {
+		pred.Ceiling = &ceiling
+	}
+	roof, rerr := capacity.NewRoofline(p)
+	baseRoof, berr := opt.Deployment.Roofline, opt.Deployment.RooflineErr // the measured deployment's, computed once
+	mp, mo := meanLengths(r)
+	if share := ceilingShare(r, baseRoof, mp, mo); rerr == nil && share > 0 && pred.Ceiling != nil {
+		v := share * roof.AtWorkload(ceiling, prompt, output).TotalTokS
+		pred.OutputTokS = &v
+		pred.Basis += fmt.Sprintf("; throughput = %.0f%% (the measured share of the roofline with prefill at the ceiling) × the changed roofline with prefill there", share*100)
+	}
+	switch {
+	case rerr != nil:
+		curve.note = "no level is predicted: " + rerr.Error()
+	case berr != nil:
+		curve.note = "no level is predicted: " + berr.Error()
+	case math.IsNaN(mp) || mo <= 0:
+		curve.note = "no level is predicted: the run's request lengths are unknown"
+	default:
+		curve.model = &CurveModel{Points: curveFromRun(r), Base: baseRoof, Changed: roof, PromptTokens: mp, OutputTokens: mo,
+			ToPrompt: prompt, ToOutput: output, KVHolds: pred.KVCeiling}
+	}
+	return []WhatIfRow{measured, pred}, curve, nil
+}
+
+// meanLengths are the run's mean prompt and output tokens over its levels.
+func meanLengths(r *Run) (prompt, output float64) {
+	n := 0.0
+	for _, l := range r.Levels {
+		if l.MeanOutputTokens > 0 {
+			prompt += l.MeanPromptTokens
+			output += l.MeanOutputTokens
+			n++
+		}
+	}
+	if n == 0 {
+		return math.NaN(), math.NaN()
+	}
+	return prompt / n, output / n
+}
+
+// ceilingShare is the measured output at the realistic ceiling (within the SLOs)
+// over the roofline with prefill at the decode batch of that level; 0 when unknown.
+func ceilingShare(r *Run, roof *capacity.Roofline, prompt, output float64) float64 {
+	if roof == nil || r.Decision == nil || r.Decision.AtCeiling == nil || math.IsNaN(prompt) || output <= 0 {
+		return 0
+	}
+	a := r.Decision.AtCeiling
+	for _, l := range r.Levels {
+		if l.Level == a.Level && l.DecodeConcurrency > 0 {
+			return a.OutputTokS / roof.AtWorkload(l.DecodeConcurrency, prompt, output).TotalTokS
+		}
+	}
+	return 0
+}

@@ -1,0 +1,262 @@
+package analyze
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/ceiling-llm/ceiling/capacity"
+)
+
+// The whole-curve what-if: every measured level predicted under a change, at the
+// same concurrency, each figure with an interval.
+//
+// Model. Each measured level ran at some share of its roofline with prefill
+// (capacity.Roofline.AtWorkload at its decode batch and request lengths): its
+// output tok/s ÷ the roofline's, and its per-user speed ÷ the roofline's. The
+// prediction at that concurrency is the same share of the changed deployment's
+// roofline at the batch the level would decode: the measured decode concurrency,
+// capped by what the changed KV cache holds. Longer prompts cost prefill FLOPs and
+// KV reads in the roofline, so they never raise a prediction. TPOT is the measured
+// TPOT scaled by the per-user speed's change; TTFT the measured TTFT scaled by the
+// prefill work (prompt tokens × FLOPs per token ÷ the GPUs' peak FLOP/s).
+//
+// Intervals. The share a deployment reaches moves with the batch: the interval of a
+// level spans the shares measured at it and at its neighbouring valid levels (one
+// below, one above), widened by the level's 95% bootstrap interval of throughput
+// where it has one. TPOT's interval follows the per-user speed's; TTFT's carries
+// the throughput interval's relative width.
+//
+// Beyond the model. A level whose concurrency exceeds what the changed KV cache
+// holds is marked, not predicted: its requests would queue for KV, which the
+// roofline does not model. A level that was itself invalid has no share to carry.
+
+// IntervalMethod states how the what-if's intervals are made.
+const IntervalMethod = "span of the measured share of the roofline (with prefill) at the level and its neighbouring valid levels, widened by the level's 95% bootstrap throughput interval where it has one"
+
+// CurvePoint is one measured level as the whole-curve what-if reads it.
+type CurvePoint struct {
+	Level       int
+	Concurrency float64
+	// Batch is the measured decode concurrency (Little's law over the window).
+	Batch       float64
+	OutputTokS  float64
+	PerUserTokS float64
+	TTFT, TPOT  *float64 // medians, seconds
+	Valid       bool
+	// CILow and CIHigh are the 95% bootstrap interval of OutputTokS (nil: none).
+	CILow, CIHigh *float64
+}
+
+// CurveModel is what the what-if predicts from: the measured curve with its
+// deployment's roofline and the changed deployment's.
+type CurveModel struct {
+	Points                     []CurvePoint
+	Base, Changed              *capacity.Roofline
+	PromptTokens, OutputTokens float64 // measured (means)
+	ToPrompt, ToOutput         float64 // under the change
+	// KVHolds is how many requests the changed KV cache holds (≤ 0: unknown).
+	KVHolds float64
+}
+
+// Range is a prediction and its interval.
+type Range struct {
+	Value float64 `json:"value"`
+	Low   float64 `json:"low"`
+	High  float64 `json:"high"`
+}
+
+// LevelPrediction is one measured level and its prediction under the change.
+type LevelPrediction struct {
+	Level       int     `json:"level"`
+	Concurrency float64 `json:"concurrency"`
+	Measured    struct {
+		OutputTokS  float64  `json:"output_tok_s"`
+		PerUserTokS float64  `json:"per_user_tok_s"`
+		TTFT        *float64 `json:"ttft_p50_s"`
+		TPOT        *float64 `json:"tpot_p50_s"`
+		// Share is the measured output tok/s ÷ the roofline with prefill.
+		Share float64 `json:"share_of_roofline"`
+	} `json:"measured"`
+	// Batch is the decode batch the prediction assumes.
+	Batch float64 `json:"batch"`
+	// The predicted figures, null where the model cannot say (Beyond says why).
+	OutputTokS  *Range `json:"output_tok_s"`
+	PerUserTokS *Range `json:"per_user_tok_s"`
+	TTFT        *Range `json:"ttft_p50_s"`
+	TPOT        *Range `json:"tpot_p50_s"`
+	// AtMeasuredSpeed is the predicted output tok/s at this level's measured
+	// per-user speed (interpolated along the predicted curve): the two
+	// deployments compared at the service level a user gets. Null when the
+	// predicted curve does not reach that speed.
+	AtMeasuredSpeed *float64 `json:"output_tok_s_at_measured_speed"`
+	Beyond          string   `json:"beyond_model,omitempty"`
+	// TTFTBeyond says why TTFT is not predicted at a level whose others are: its
+	// measured TTFT is mostly queueing, which the model does not carry over.
+	TTFTBeyond string `json:"ttft_beyond_model,omitempty"`
+}
+
+// queueingTTFT is how many times the sweep's unloaded TTFT (at its lowest valid
+// concurrency) a level's TTFT may be before it counts as mostly queueing.
+const queueingTTFT = 3.0
+
+// PredictCurve predicts every level of m.Points under the change.
+func PredictCurve(m CurveModel) []LevelPrediction {
+	out := make([]LevelPrediction, 0, len(m.Points))
+	shares := make([]float64, len(m.Points))
+	userShares := make([]float64, len(m.Points))
+	for i, p := range m.Points {
+		shares[i], userShares[i] = math.NaN(), math.NaN()
+		if !p.Valid || p.Batch <= 0 || p.OutputTokS <= 0 {
+			continue
+		}
+		roof := m.Base.AtWorkload(p.Batch, m.PromptTokens, m.OutputTokens)
+		shares[i] = p.OutputTokS / roof.TotalTokS
+		if p.PerUserTokS > 0 {
+			userShares[i] = p.PerUserTokS / roof.PerUserTokS
+		}
+	}
+	prefill := prefillCost(m.Changed) * m.ToPrompt / (prefillCost(m.Base) * m.PromptTokens)
+	var unloaded *float64 // TTFT at the lowest valid concurrency
+	for _, p := range m.Points {
+		if p.Valid && p.TTFT != nil && *p.TTFT > 0 {
+			unloaded = p.TTFT
+			break
+		}
+	}
+	for i, p := range m.Points {
+		lp := LevelPrediction{Level: p.Level, Concurrency: p.Concurrency, Batch: p.Batch}
+		lp.Measured.OutputTokS, lp.Measured.PerUserTokS, lp.Measured.TTFT, lp.Measured.TPOT = p.OutputTokS, p.PerUserTokS, p.TTFT, p.TPOT
+		if !math.IsNaN(shares[i]) {
+			lp.Measured.Share = shares[i]
+		}
+		switch {
+		case !p.Valid:
+			lp.Beyond = "the measured level is invalid: no share of the roofline to carry over"
+		case math.IsNaN(shares[i]):
+			lp.Beyond = "the measured level has no decode batch or throughput"
+		case m.KVHolds > 0 && p.Concurrency > m.KVHolds*1.05:
+			lp.Beyond = fmt.Sprintf("beyond the model: the changed KV cache holds ~%.0f requests, so at %s requests queue for KV, which the roofline does not model", m.KVHolds, num(p.Concurrency))
+		}
+		if lp.Beyond != "" {
+			out = append(out, lp)
+			continue
+		}
+		batch := p.Batch
+		if m.KVHolds > 0 && batch > m.KVHolds {
+			batch = m.KVHolds
+		}
+		lp.Batch = batch
+		roof := m.Changed.AtWorkload(batch, m.ToPrompt, m.ToOutput)
+		lo, hi := spread(shares, i)
+		v := shares[i] * roof.TotalTokS
+		ciLo, ciHi := 1.0, 1.0
+		if p.CILow != nil && p.CIHigh != nil && p.OutputTokS > 0 {
+			ciLo, ciHi = math.Min(1, *p.CILow/p.OutputTokS), math.Max(1, *p.CIHigh/p.OutputTokS)
+		}
+		lp.OutputTokS = &Range{Value: v, Low: lo * roof.TotalTokS * ciLo, High: hi * roof.TotalTokS * ciHi}
+		if !math.IsNaN(userShares[i]) {
+			ulo, uhi := spread(userShares, i)
+			u := userShares[i] * roof.PerUserTokS
+			lp.PerUserTokS = &Range{Value: u, Low: ulo * roof.PerUserTokS, High: uhi * roof.PerUserTokS}
+			if p.TPOT != nil && p.PerUserTokS > 0 {
+				t := *p.TPOT * p.PerUserTokS
+				lp.TPOT = &Range{Value: t / u, Low: t / lp.PerUserTokS.High, High: t / lp.PerUserTokS.Low}
+			}
+		}
+		if p.TTFT != nil && unloaded != nil && *p.TTFT > queueingTTFT**unloaded {
+			lp.TTFTBeyond = fmt.Sprintf("TTFT not predicted: the measured %.0f ms is mostly queueing (%.1f× the %.0f ms at the lowest concurrency), which the model does not carry over",
+				*p.TTFT*1000, *p.TTFT / *unloaded, *unloaded*1000)
+		} else if p.TTFT != nil && !math.IsNaN(prefill) && !math.IsInf(prefill, 0) && v > 0 {
+			// TTFT moves against the efficiency: its interval is the throughput's, inverted.
+			t := *p.TTFT * prefill
+			lp.TTFT = &Range{Value: t, Low: t * v / lp.OutputTokS.High, High: t * v / lp.OutputTokS.Low}
+		}
+		out = append(out, lp)
+	}
+	atSameSpeed(out)
+	return out
+}
+
+// prefillCost is the prefill time per prompt token at the roofline's peak: 2 ×
+// active parameters FLOPs over the GPUs one request's matmuls are split across.
+func prefillCost(r *capacity.Roofline) float64 {
+	return 2 * r.ActiveParams / (float64(r.Shape.TP) * r.PeakFLOPs)
+}
+
+// spread is the lowest and highest of v[i] and its valid neighbours.
+func spread(v []float64, i int) (lo, hi float64) {
+	lo, hi = v[i], v[i]
+	for _, j := range []int{prevValid(v, i), nextValid(v, i)} {
+		if j >= 0 {
+			lo, hi = math.Min(lo, v[j]), math.Max(hi, v[j])
+		}
+	}
+	return lo, hi
+}
+
+func prevValid(v []float64, i int) int {
+	for j := i - 1; j >= 0; j-- {
+		if !math.IsNaN(v[j]) {
+			return j
+		}
+	}
+	return -1
+}
+
+func nextValid(v []float64, i int) int {
+	for j := i + 1; j < len(v); j++ {
+		if !math.IsNaN(v[j]) {
+			return j
+		}
+	}
+	return -1
+}
+
+// atSameSpeed fills AtMeasuredSpeed: the predicted throughput where the predicted
+// curve's per-user speed equals the measured level's, interpolated linearly
+// between the two predicted levels around it.
+func atSameSpeed(levels []LevelPrediction) {
+	type pt struct{ u, x float64 }
+	var curve []pt
+	for _, l := range levels {
+		if l.OutputTokS != nil && l.PerUserTokS != nil {
+			curve = append(curve, pt{l.PerUserTokS.Value, l.OutputTokS.Value})
+		}
+	}
+	sort.Slice(curve, func(i, j int) bool { return curve[i].u < curve[j].u })
+	for i := range levels {
+		u := levels[i].Measured.PerUserTokS
+		if u <= 0 || len(curve) == 0 || u < curve[0].u || u > curve[len(curve)-1].u {
+			continue
+		}
+		for j := range curve {
+			if curve[j].u == u {
+				levels[i].AtMeasuredSpeed = pf(curve[j].x)
+				break
+			}
+			if j > 0 && curve[j-1].u < u && u < curve[j].u {
+				w := (u - curve[j-1].u) / (curve[j].u - curve[j-1].u)
+				levels[i].AtMeasuredSpeed = pf(curve[j-1].x + w*(curve[j].x-curve[j-1].x))
+				break
+			}
+		}
+	}
+}
+
+// curveFromRun is a run's levels as the what-if reads them.
+func curveFromRun(r *Run) []CurvePoint {
+	var pts []CurvePoint
+	for _, l := range r.Levels {
+		if l.Rate > 0 {
+			continue // open-loop levels have no concurrency to compare at
+		}
+		p := CurvePoint{Level: l.Level, Concurrency: float64(l.Concurrency), Batch: l.DecodeConcurrency,
+			OutputTokS: l.OutputTokS, PerUserTokS: l.PerUserTokS, TTFT: l.TTFT.P50, TPOT: l.TPOT.P50, Valid: l.Valid}
+		if l.CI != nil && l.CI.OutputTokS != nil { // no interval where the window was too short
+			p.CILow, p.CIHigh = pf(l.CI.OutputTokS.Low), pf(l.CI.OutputTokS.High)
+		}
+		pts = append(pts, p)
+	}
+	return pts
+}

@@ -1,0 +1,70 @@
+package analyze
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/ceiling-llm/ceiling/capacity"
+)
+
+func curveRoofline(t *testing.T, in capacity.BudgetInput) *capacity.Roofline {
+	t.Helper()
+	c, err := capacity.LoadModelConfig("../samples/models/llama-3.1-8b.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := capacity.PlanBudget(c, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := capacity.NewRoofline(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// The whole-curve what-if: the same deployment unchanged predicts each valid level
+// exactly (share × the same roofline), inside its interval; an invalid level, a
+// level beyond the changed KV cache and a queueing TTFT are marked, not numbers; a
+// longer prompt lowers every prediction.
+func TestPredictCurve(t *testing.T) {
+	h100 := curveRoofline(t, capacity.BudgetInput{GPU: "h100-sxm", GPUs: 1})
+	pts := []CurvePoint{
+		{Level: 0, Concurrency: 1, Batch: 1, OutputTokS: 94, PerUserTokS: 95, TTFT: pf(0.055), TPOT: pf(0.0105), Valid: true},
+		{Level: 1, Concurrency: 8, Batch: 7.6, OutputTokS: 646, PerUserTokS: 85, TTFT: pf(0.065), TPOT: pf(0.0118), Valid: true},
+		{Level: 2, Concurrency: 32, Batch: 25.9, OutputTokS: 1578, PerUserTokS: 59, TTFT: pf(0.5), TPOT: pf(0.0169), Valid: true},
+		{Level: 3, Concurrency: 64, Batch: 43.7, OutputTokS: 2203, PerUserTokS: 48, Valid: false},
+		{Level: 4, Concurrency: 128, Batch: 60, OutputTokS: 2566, PerUserTokS: 41, Valid: true},
+	}
+	same := PredictCurve(CurveModel{Points: pts, Base: h100, Changed: h100, PromptTokens: 938, OutputTokens: 512, ToPrompt: 938, ToOutput: 512, KVHolds: 100})
+	for i, l := range same {
+		switch i {
+		case 3:
+			if l.OutputTokS != nil || !strings.Contains(l.Beyond, "invalid") {
+				t.Errorf("invalid level: %+v", l)
+			}
+		case 4:
+			if l.OutputTokS != nil || !strings.Contains(l.Beyond, "KV cache holds ~100") {
+				t.Errorf("c=128 beyond the KV cache: %+v", l)
+			}
+		default:
+			o := l.OutputTokS
+			if o == nil || o.Value < pts[i].OutputTokS*0.999999 || o.Value > pts[i].OutputTokS*1.000001 || o.Low > o.Value || o.High < o.Value {
+				t.Errorf("c=%g unchanged: %+v; want %g inside its interval", l.Concurrency, o, pts[i].OutputTokS)
+			}
+		}
+	}
+	if l := same[2]; l.TTFT != nil || !strings.Contains(l.TTFTBeyond, "mostly queueing") {
+		t.Errorf("c=32 TTFT 500 ms against 55 ms unloaded: %+v %q", l.TTFT, l.TTFTBeyond)
+	}
+	if l := same[1]; l.TTFT == nil || l.TTFT.Value != 0.065 {
+		t.Errorf("c=8 TTFT: %+v", l.TTFT)
+	}
+	long := PredictCurve(CurveModel{Points: pts, Base: h100, Changed: h100, PromptTokens: 938, OutputTokens: 512, ToPrompt: 8000, ToOutput: 512, KVHolds: 100})
+	for i := range []int{0, 1, 2} {
+		if l := long[i]; l.OutputTokS == nil || l.OutputTokS.High >= pts[i].OutputTokS || l.PerUserTokS.Value >= pts[i].PerUserTokS {
+			t.Errorf("c=%g at 8000-token prompts: %+v, per user %+v; want below the measured %g, %g", l.Concurrency, l.OutputTokS, l.PerUserTokS, pts[i].OutputTokS, pts[i].PerUserTokS)
+		}
+	}
+}

@@ -1,0 +1,226 @@
+package analyze
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Failed requests: their kind, told from the HTTP status and the server's own error
+// text, and the server's messages grouped per level so that the analysis shows what
+// the server said, not only a count.
+
+// Error kinds that name the KV cache. KindKVExhausted is a cache that filled under
+// load (the request fit alone); KindContextExceeded is one request longer than the
+// context a sequence (a llama.cpp slot, a vLLM max_model_len) may hold.
+const (
+	KindKVExhausted     = "kv_exhausted"
+	KindContextExceeded = "context_exceeded"
+)
+
+// kvExhaustedTexts are the engines' own words for a KV cache that ran out while
+// serving, as their sources print them (lower case):
+//   - llama.cpp server (server-context.cpp): "Context size has been exceeded." when
+//     llama_decode finds no room for the batch even at n_batch 1 (a unified cache
+//     shared by the slots is full), and the warning "failed to find free space in
+//     the KV cache" logged on the way;
+//   - SGLang (mem_cache allocation): "Prefill out of memory" and "Decode out of
+//     memory" when even eviction frees too few token slots;
+//   - TGI (flash_causal_lm.py): "Out of available cache blocks: asked N, only M free
+//     blocks";
+//   - vLLM V0 block manager: "exceeds the capacity of block_manager".
+var kvExhaustedTexts = []string{
+	"context size has been exceeded",
+	"failed to find free space in the kv cache",
+	"prefill out of memory",
+	"decode out of memory",
+	"out of available cache blocks",
+	"exceeds the capacity of block_manager",
+	"kv cache is full",
+	"kv cache pool is full",
+}
+
+// contextExceededTexts are the engines' words for one request longer than its
+// context: llama.cpp "request (N tokens) exceeds the available context size (M
+// tokens)", "input (N tokens) is larger than the max context size" (error type
+// exceed_context_size_error); vLLM "This model's maximum context length is N
+// tokens"; OpenAI-style gateways and vLLM "is longer than the model's context
+// length"; SGLang "Requested token count exceeds the model's maximum context
+// length"; TGI "`inputs` tokens + `max_new_tokens` must be <= N".
+var contextExceededTexts = []string{
+	"exceeds the available context size",
+	"is larger than the max context size",
+	"exceed_context_size_error",
+	"maximum context length",
+	"is longer than the model's context length",
+	"max_new_tokens` must be <=",
+	"context_length_exceeded",
+}
+
+// errorKind names the kind of a failed attempt from its HTTP status and error text,
+// so that errors can be counted by kind: "kv_exhausted", "context_exceeded",
+// "http_429", "timeout", "reset", ... The server's words about its KV cache decide
+// before the status: llama.cpp answers a full cache with HTTP 500 or inside a 200
+// stream alike.
+func errorKind(status int32, errText string, gotToken bool) string {
+	e := strings.ToLower(errText)
+	for _, t := range kvExhaustedTexts {
+		if strings.Contains(e, t) {
+			return KindKVExhausted
+		}
+	}
+	for _, t := range contextExceededTexts {
+		if strings.Contains(e, t) {
+			return KindContextExceeded
+		}
+	}
+	if status >= 400 || (status > 0 && status < 200) || (status >= 300 && status < 400) {
+		return "http_" + strconv.Itoa(int(status))
+	}
+	switch {
+	case e == "" && !gotToken:
+		return "no_tokens"
+	case strings.Contains(e, "timeout") || strings.Contains(e, "deadline") || strings.Contains(e, "timed out"):
+		return "timeout"
+	case strings.Contains(e, "reset"):
+		return "reset"
+	case strings.Contains(e, "refused"):
+		return "refused"
+	case strings.Contains(e, "eof") || strings.Contains(e, "closed") || strings.Contains(e, "broken pipe"):
+		return "disconnect"
+	case strings.Contains(e, "cancel"):
+		return "canceled"
+	case strings.Contains(e, "json") || strings.Contains(e, "sse") || strings.Contains(e, "parse") || strings.Contains(e, "decod"):
+		return "protocol"
+	case strings.Contains(e, "stream") && strings.Contains(e, "error"):
+		return "stream_error"
+	}
+	return "other"
+}
+
+// ErrorGroup is one kind of failure of a level with the server's (or the client's)
+// message: Message is the first text seen, Count the failures whose text matches it
+// once numbers are set aside ("request (312 tokens) exceeds ..." and "request (298
+// tokens) exceeds ..." are one group).
+type ErrorGroup struct {
+	Kind    string `json:"kind"`
+	Message string `json:"message"`
+	Count   int    `json:"count"`
+}
+
+const (
+	// errorGroupsMax is the most groups kept per level; the rest are counted in one
+	// group per kind whose message says so.
+	errorGroupsMax = 8
+	// errorMessageMax is the most characters of a message kept.
+	errorMessageMax = 300
+)
+
+// errorGroups accumulates a level's failures by kind and message.
+type errorGroups struct {
+	order  []string
+	groups map[string]*ErrorGroup
+	other  map[string]int // failures past errorGroupsMax, by kind
+}
+
+func (g *errorGroups) add(kind, text string) {
+	if g.groups == nil {
+		g.groups = map[string]*ErrorGroup{}
+		g.other = map[string]int{}
+	}
+	key := kind + "\x00" + messageKey(text)
+	if e, ok := g.groups[key]; ok {
+		e.Count++
+		return
+	}
+	if len(g.order) >= errorGroupsMax {
+		g.other[kind]++
+		return
+	}
+	g.order = append(g.order, key)
+	g.groups[key] = &ErrorGroup{Kind: kind, Message: clipMessage(text), Count: 1}
+}
+
+// list returns the groups, most frequent first (then by kind and message).
+func (g *errorGroups) list() []ErrorGroup {
+	if len(g.order) == 0 {
+		return nil
+	}
+	out := make([]ErrorGroup, 0, len(g.order)+len(g.other))
+	for _, k := range g.order {
+		out = append(out, *g.groups[k])
+	}
+	for kind, n := range g.other {
+		out = append(out, ErrorGroup{Kind: kind, Message: "(other messages)", Count: n})
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Count != out[j].Count {
+			return out[i].Count > out[j].Count
+		}
+		if out[i].Kind != out[j].Kind {
+			return out[i].Kind < out[j].Kind
+		}
+		return out[i].Message < out[j].Message
+	})
+	return out
+}
+
+// messageKey is the message with every run of digits replaced by one '#', so that
+// messages differing only in their counts group together.
+func messageKey(s string) string {
+	var b strings.Builder
+	digit := false
+	for _, r := range s {
+		if unicode.IsDigit(r) {
+			if !digit {
+				b.WriteByte('#')
+			}
+			digit = true
+			continue
+		}
+		digit = false
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// clipMessage keeps at most errorMessageMax characters of a message, on one line;
+// an empty message says so.
+func clipMessage(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if s == "" {
+		return "(no message)"
+	}
+	if utf8.RuneCountInString(s) <= errorMessageMax {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:errorMessageMax]) + "…"
+}
+
+// errorTable is the failures of every level by kind and message; nil when nothing
+// failed.
+func errorTable(r *Run) *table {
+	t := &table{head: []string{"level", "offered", "kind", "failed", "message (first seen)"}}
+	for _, l := range r.Levels {
+		for _, g := range l.ErrorGroups {
+			t.rows = append(t.rows, []string{fmt.Sprint(l.Level), offeredLabel(l), g.Kind, fmt.Sprint(g.Count), g.Message})
+		}
+	}
+	if len(t.rows) == 0 {
+		return nil
+	}
+	return t
+}
+
+// topMessage is the most frequent message of a level's failures, for its warning.
+func topMessage(l Level) string {
+	if len(l.ErrorGroups) == 0 {
+		return ""
+	}
+	g := l.ErrorGroups[0]
+	return fmt.Sprintf("; most often %s «%s» (%d)", g.Kind, g.Message, g.Count)
+}

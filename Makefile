@@ -36,3 +36,4 @@ bench-analyze:
 # Re-records the bundled sample against a real llama.cpp server (see samples/README.md).
 sample-record:
 	scripts/record-sample.sh
+	scripts/record-sample-unified.sh

@@ -17,13 +17,13 @@ type Analysis struct {
 	Schema string `json:"schema"`
 	Runs   []Run  `json:"runs"`
 	// Predictions are planners' predictions set beside the measured runs
-	// (predicted.go): never measurements, always marked predicted.
+	// (policy_predicted.go): never measurements, always marked predicted.
 	Predictions []PredictionCheck `json:"predictions,omitempty"`
 	// SummaryChecks are other tools' summary-level points (an llm-d benchmark
-	// report, InferenceX results) set beside the measured runs (summarycheck.go).
+	// report, InferenceX results) set beside the measured runs (policy_summarycheck.go).
 	SummaryChecks []SummaryCheck `json:"summary_checks,omitempty"`
 	// MatchedSpeed compares the runs (and predictions) at the same per-user
-	// speeds (matchedspeed.go); absent with fewer than two curves.
+	// speeds (policy_matchedspeed.go); absent with fewer than two curves.
 	MatchedSpeed *MatchedSpeed `json:"matched_speed,omitempty"`
 }
 
@@ -40,7 +40,7 @@ type Run struct {
 	Info   json.RawMessage `json:"info,omitempty"`
 	Levels []Level         `json:"levels"`
 	// Search is the ceiling search the recorder ran (record --concurrency auto):
-	// its path and answer (search.go); absent for a fixed list of levels.
+	// its path and answer (policy_search.go); absent for a fixed list of levels.
 	Search   *SearchPath `json:"search,omitempty"`
 	Capacity *Capacity   `json:"capacity"`
 	Fit      Fit         `json:"fit"`
@@ -50,14 +50,14 @@ type Run struct {
 	Warnings []string    `json:"warnings"`
 	// Decision is the run in deployment-decision terms: shape, roofline, cost, sizing.
 	Decision *Decision `json:"decision"`
-	// KVCheck compares the modelled, declared and observed KV capacity (kvcheck.go);
+	// KVCheck compares the modelled, declared and observed KV capacity (policy_kvcheck.go);
 	// null when none is known.
 	KVCheck *KVCheck `json:"kv_check"`
 	// ServerBinding is the limit the server's own counters show, null when they
 	// show none (or there is no metrics sidecar).
 	ServerBinding *ServerBinding `json:"server_binding"`
 	// Bootstrap describes the resampling behind the levels' CIs and the stability
-	// of the ceiling (bootstrap.go); null for imported runs and with it off.
+	// of the ceiling (stats_bootstrap.go); null for imported runs and with it off.
 	Bootstrap *Bootstrap `json:"bootstrap"`
 	// Repeats is the spread between the repeats of each sweep point (record
 	// --repeat), absent without repeats; RepeatCeiling is the realistic ceiling of
@@ -87,7 +87,7 @@ type Level struct {
 	// ErrorKinds counts failed attempts by kind ("http_429", "timeout", "reset", ...).
 	ErrorKinds map[string]int `json:"error_kinds,omitempty"`
 	// ErrorGroups are the failures by kind and message, the server's own words
-	// (errors.go); absent when nothing failed.
+	// (stats_errors.go); absent when nothing failed.
 	ErrorGroups []ErrorGroup `json:"error_groups,omitempty"`
 	WindowS     float64      `json:"window_s"`
 	// WindowStartS and WindowEndS are offsets from the level's first send.
@@ -134,7 +134,7 @@ type Level struct {
 	// ITLHistogram is the pooled ITL distribution, for the report.
 	ITLHistogram *Histogram `json:"itl_histogram,omitempty"`
 	// Workload is the level's request lengths, asked and recorded, and its
-	// prefix-cache hits (conversations.go).
+	// prefix-cache hits (stats_workload.go).
 	Workload *Workload `json:"workload,omitempty"`
 
 	// InFlight is the time-averaged number of requests in flight inside the window
@@ -142,17 +142,17 @@ type Level struct {
 	InFlight          float64 `json:"in_flight"`
 	WindowCompletions int     `json:"window_completions"`
 	// Valid is false when the level did not run at what it is labelled with, or its
-	// window is too short or holds too few completions (see validity.go); such a level
+	// window is too short or holds too few completions (see policy_validity.go); such a level
 	// is shown but excluded from the ceilings and fits, and InvalidReason says why.
 	Valid         bool   `json:"valid"`
 	InvalidReason string `json:"invalid_reason,omitempty"`
 	// Server is what the server's own /metrics said inside the window (see
-	// servercounters.go); null without a metrics sidecar or a scrape in the window.
+	// stats_servercounters.go); null without a metrics sidecar or a scrape in the window.
 	Server *ServerCounters `json:"server"`
-	// GPU is the GPUs' power and energy inside the window (see energy.go); null
+	// GPU is the GPUs' power and energy inside the window (see policy_energy.go); null
 	// without GPU telemetry (record --gpu-metrics-url).
 	GPU *GPUTelemetry `json:"gpu"`
-	// CI holds the level's bootstrap confidence intervals (bootstrap.go); null for
+	// CI holds the level's bootstrap confidence intervals (stats_bootstrap.go); null for
 	// imported runs and with the bootstrap off.
 	CI *LevelCI `json:"ci"`
 
@@ -171,7 +171,7 @@ type Summary struct {
 	P95  *float64 `json:"p95"`
 	P99  *float64 `json:"p99"`
 	// Tail holds p99.9 and the percentiles asked for (Options.Percentiles), each
-	// null with a note when the level has too few values to tell it (tail.go).
+	// null with a note when the level has too few values to tell it (stats_tail.go).
 	Tail []TailPercentile `json:"tail,omitempty"`
 }
 
@@ -239,7 +239,7 @@ type Fit struct {
 }
 
 // USLFit is the Universal Scalability Law X(N) = λN / (1 + σ(N−1) + κN(N−1))
-// (Gunther 2007; see usl.go) fitted with σ, κ ≥ 0.
+// (Gunther 2007; see stats_usl.go) fitted with σ, κ ≥ 0.
 type USLFit struct {
 	Sigma  float64  `json:"sigma"`
 	Kappa  float64  `json:"kappa"`

@@ -25,7 +25,11 @@ func Analyze(ctx context.Context, names []string, opt Options) (*Analysis, error
 	}
 	srcs := make([]*trace.Source, 0, len(names))
 	for _, name := range names {
-		src, err := trace.Open(name)
+		open := trace.Open
+		if opt.IgnoreCorrupt {
+			open = trace.OpenSalvage
+		}
+		src, err := open(name)
 		if err != nil {
 			return nil, err
 		}
@@ -46,6 +50,13 @@ func AnalyzeSources(ctx context.Context, srcs []*trace.Source, opt Options) (*An
 	a := &Analysis{Schema: Schema, Runs: []Run{}}
 	for _, ts := range srcs {
 		runs, err := analyzeSource(ctx, newSource(ts), opt)
+		// A part found corrupt while its rows were read: with --ignore-corrupt the
+		// source is analyzed again without it (what was read of it is discarded).
+		var ce *corruptFileError
+		for errors.As(err, &ce) && ts.Salvage() && len(ts.Files) > 1 {
+			ts.Drop(ce.file, ce.err)
+			runs, err = analyzeSource(ctx, newSource(ts), opt)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -54,23 +65,60 @@ func AnalyzeSources(ctx context.Context, srcs []*trace.Source, opt Options) (*An
 	return a, nil
 }
 
+// corruptFileError is a file of a source found corrupt (trace.ErrCorrupt) while
+// its rows were read.
+type corruptFileError struct {
+	file trace.File
+	err  error
+}
+
+func (e *corruptFileError) Error() string { return e.err.Error() }
+func (e *corruptFileError) Unwrap() error { return e.err }
+
+// scanFile scans f, marking a corrupt file as such.
+func scanFile(ctx context.Context, f trace.File, want []colSpec, fn batchFunc) error {
+	err := scanTrace(ctx, f, want, fn)
+	if errors.Is(err, trace.ErrCorrupt) {
+		return &corruptFileError{file: f, err: err}
+	}
+	return err
+}
+
 // analyzeSource runs both passes over one source and assembles its runs.
-func analyzeSource(ctx context.Context, src *source, opt Options) ([]Run, error) {
+func analyzeSource(ctx context.Context, src *source, opt Options) (runs []Run, err error) {
+	spill := &spillDir{chunk: opt.spillChunk}
+	defer func() {
+		if cerr := spill.close(); cerr != nil && err == nil {
+			err = fmt.Errorf("analyzing %s: removing the per-request values: %w", src.name, cerr)
+		}
+	}()
 	wp := newWindowPass()
 	for _, f := range src.files {
-		if err := scanTrace(ctx, f, windowColumns(), wp.batch); err != nil {
+		if err := scanFile(ctx, f, windowColumns(), wp.batch); err != nil {
 			return nil, err
 		}
 	}
+	for k, e := range wp.excluded {
+		if wp.levels[k] == nil {
+			return nil, fmt.Errorf("reading %s: level %d of run %s is impossible as a whole: every one of its %d rows breaks an invariant (the first: %s)", src.name, k.level, k.run, e.n, e.first)
+		}
+	}
 	sp := newStatsPass(opt.SLO, wp.levels)
-	wlp := newWorkloadPass()
+	sp.spill = spill
+	wlp := newWorkloadPass(spill)
 	for _, f := range src.files {
-		if err := scanTrace(ctx, f, statsColumns(), sp.batch); err != nil {
+		if err := scanFile(ctx, f, statsColumns(), sp.batch); err != nil {
 			return nil, err
 		}
 		if err := wlp.scan(ctx, f); err != nil {
+			if errors.Is(err, trace.ErrCorrupt) {
+				return nil, &corruptFileError{file: f, err: err}
+			}
 			return nil, err
 		}
+	}
+	if spill.err != nil {
+		return nil, fmt.Errorf("analyzing %s: %w", src.name, spill.err)
 	}
 
 	var sidecars []sidecarPoints
@@ -88,7 +136,6 @@ func analyzeSource(ctx context.Context, src *source, opt Options) ([]Run, error)
 	if len(ids) == 0 {
 		ids = []string{src.meta.RunID}
 	}
-	var runs []Run
 	for _, id := range ids {
 		acc := sp.runs[id]
 		if acc == nil {
@@ -101,7 +148,11 @@ func analyzeSource(ctx context.Context, src *source, opt Options) ([]Run, error)
 		if err != nil {
 			return nil, err
 		}
-		wlp.attach(r)
+		if err := wlp.attach(r); err != nil {
+			return nil, fmt.Errorf("analyzing %s: %w", src.name, err)
+		}
+		r.Warnings = append(r.Warnings, wp.excluded.warnings(id)...)
+		r.Warnings = append(r.Warnings, sp.excluded.warnings(id)...)
 		r.Warnings = append(r.Warnings, prefixCacheWarnings(r.Levels, src.meta.Plan, own && src.meta.Source == nil)...)
 		r.Warnings = append(r.Warnings, wlp.lengthShiftWarnings(r)...)
 		var snaps []timedSnapshot
@@ -156,6 +207,11 @@ func buildRun(src *source, acc *runAcc, own bool, opt Options) (*Run, error) {
 	slices.Sort(keys)
 	for _, k := range keys {
 		l := acc.levels[k]
+		// One level's per-request values are in memory at a time: everything that
+		// reads them (summaries, warnings, the bootstrap's draws) runs here.
+		if err := l.load(); err != nil {
+			return nil, fmt.Errorf("analyzing %s: level %d: %w", src.name, k, err)
+		}
 		lv := l.finish(k, opt.SLO, tailPercentiles(opt.Percentiles))
 		sourceLevel(&lv, metaLevels[int(k)])
 		if m := metaLevels[int(k)]; m != nil {
@@ -164,6 +220,10 @@ func buildRun(src *source, acc *runAcc, own bool, opt Options) (*Run, error) {
 		checkValidity(&lv)
 		r.Levels = append(r.Levels, lv)
 		r.Warnings = append(r.Warnings, l.warnings(lv, metaLevels[int(k)])...)
+		if opt.Resamples >= 0 {
+			l.resampled = resampleLevel(l, lv, resampleCount(opt), opt.SLO.E2E != nil)
+		}
+		l.release()
 	}
 	if len(r.Levels) == 0 {
 		r.Warnings = append(r.Warnings, "the trace holds no measured (non-warm-up) requests")
@@ -184,13 +244,8 @@ func buildRun(src *source, acc *runAcc, own bool, opt Options) (*Run, error) {
 	}
 
 	var work workloadTokens
-	if n := len(acc.work); n > 0 {
-		var sum float64
-		for _, v := range acc.work {
-			sum += v
-		}
-		sort.Float64s(acc.work)
-		work = workloadTokens{Mean: sum / float64(n), P99: percentileSorted(acc.work, 99)}
+	if acc.work.len() > 0 {
+		work = workloadTokens{Mean: acc.work.mean(), P99: acc.work.percentile(99)}
 	}
 	if err := modelRun(r, facts, work, opt); err != nil {
 		return nil, fmt.Errorf("analyzing %s: %w", src.name, err)

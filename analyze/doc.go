@@ -6,4 +6,16 @@
 //
 // [Analyze] turns traces into an [Analysis], the only contract with the report and the
 // public JSON; [Write] prints it as text, Markdown or JSON.
+//
+// The files are named by layer, each using only those above it:
+//   - analysis.go, analyze.go, options.go: the contract (the Analysis types, the
+//     entry points, the options);
+//   - load*.go: loading (which columns each pass reads through package trace, the
+//     run metadata, integrity of the metadata against the rows and the sidecar,
+//     what an imported trace's metadata means);
+//   - stats*.go: statistics (per-level passes, percentiles, bootstrap, tails,
+//     repeats, errors, server counters, workload, curve fits);
+//   - policy_*.go: policy (validity, capacity, KV check, ceilings, decision,
+//     what-if, predictions, energy, search verdicts, warnings);
+//   - render_*.go: rendering the Analysis as text and Markdown, apart from computing.
 package analyze

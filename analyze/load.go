@@ -17,8 +17,8 @@ import (
 // colSpec is one trace column and the Arrow type analyze expects it to have.
 type colSpec = trace.Column
 
-// Short local names of the trace's columns, as levels.go reads them; the names
-// themselves are trace's (replace these by trace.Col* when levels.go next changes).
+// Short local names of the trace's columns, as stats_levels.go reads them; the names
+// themselves are trace's (replace these by trace.Col* when stats_levels.go next changes).
 const (
 	colRunID          = trace.ColRunID
 	colLevel          = trace.ColLevel
@@ -84,7 +84,7 @@ type runMeta struct {
 type serverMeta = trace.ServerInfo
 
 // levelMeta is how the recorder says one level ran: trace.LevelInfo, as a type of
-// this package so that levels.go can give it methods.
+// this package so that stats_levels.go can give it methods.
 type levelMeta trace.LevelInfo
 
 // source is one trace to analyze, with its run metadata as analyze holds it.

@@ -6,6 +6,9 @@ import "github.com/ceiling-llm/ceiling/capacity"
 // hardware model (the capacity then comes only from what the server revealed).
 type Options struct {
 	SLO SLO
+	// IgnoreCorrupt leaves out the corrupt parts of a RUN.parts directory (a
+	// warning names each) instead of refusing the trace.
+	IgnoreCorrupt bool
 	// ModelConfig is the path of a Hugging Face config.json ("" = none).
 	ModelConfig string
 	// BudgetInput is the hardware side of the capacity model; it is used when GPU or
@@ -27,8 +30,11 @@ type Options struct {
 	// and the ceiling's stability (0 = 1000; negative = no bootstrap).
 	Resamples int
 	// Percentiles are tail percentiles (0 < p < 100) to report beside p99.9 for
-	// every latency, each with its sample-size guard (tail.go).
+	// every latency, each with its sample-size guard (stats_tail.go).
 	Percentiles []float64
+	// spillChunk is the spill directory's chunk (spill.go): 0 = spillChunk, negative =
+	// keep every value in memory. Tests set it to compare the two.
+	spillChunk int
 }
 
 // Prepare computes the declared deployment once (Deployment), unless it is there

@@ -36,6 +36,11 @@ func Detect(path string) (string, error) {
 		}
 		return "", fmt.Errorf("%s: %w (a directory without vllm bench sweep points)", path, ErrUnknownFormat)
 	}
+	if !st.Mode().IsRegular() {
+		// A FIFO or device would block the open or the read: leave it to the
+		// trace reader, whose error names what it is.
+		return "", fmt.Errorf("%s: %w (not a regular file)", path, ErrUnknownFormat)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return "", fmt.Errorf("reading %s: %w", path, err)

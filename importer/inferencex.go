@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"path/filepath"
 )
 
@@ -78,8 +79,8 @@ func inferenceXPoint(o object) (SummaryPoint, error) {
 	if err != nil {
 		return pt, err
 	}
-	if !ok || c <= 0 {
-		return pt, o.fieldErr("conc", "missing or not positive: the point's concurrency is unknown")
+	if !ok || c <= 0 || math.IsInf(c, 0) || math.IsNaN(c) {
+		return pt, o.fieldErr("conc", "missing, not positive or not finite: the point's concurrency is unknown")
 	}
 	pt.Concurrency = c
 	if p, ok, _ := o.int("num_prefill_gpu"); ok {

@@ -61,6 +61,10 @@ func TestMoreTools(t *testing.T) {
 			refused: "--save-detailed", summary: true},
 		{name: "InferenceX points (built from the schema)", files: []string{filepath.Join(td, "inferencex", "agg_points.json")},
 			refused: "per-configuration summaries (2 points)", summary: true},
+		{name: "InferenceX published points (real, GLM-4.7 on Gaudi3)", files: []string{filepath.Join(td, "inferencex", "supplemental-bmk-glm47-gaudi3-excerpt.json")},
+			refused: "per-configuration summaries (4 points)", summary: true},
+		{name: "the vLLM summary an InferenceX point was made from (real)", files: []string{filepath.Join(td, "inferencex", "glm47_conc8.json")},
+			refused: "--save-detailed", summary: true},
 		{name: "inference-perf directory without per-request records (real)", files: []string{filepath.Join(td, "inference-perf", "kubecon-llama31-8b-summary-only")},
 			refused: "report.request_lifecycle.per_request: true", summary: true},
 	}
@@ -173,5 +177,42 @@ func TestSummaryPoints(t *testing.T) {
 	}
 	if _, err := importer.ReadSummary(filepath.Join("testdata", "genai-bench", "regression_main_branch")); err == nil || !strings.Contains(err.Error(), "import it") {
 		t.Errorf("a per-request result read as a summary: %v", err)
+	}
+}
+
+// The real InferenceX points read as summary-level points, and the c=8 point is its
+// raw vLLM summary divided as InferenceX's process_result.py divides it: output
+// throughput over tp, latencies from ms to s (the points are rounded to 2 and 5
+// decimals).
+func TestInferenceXRealPoints(t *testing.T) {
+	s, err := importer.ReadSummary(filepath.Join("testdata", "inferencex", "supplemental-bmk-glm47-gaudi3-excerpt.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Points) != 4 {
+		t.Fatalf("%d points, want 4", len(s.Points))
+	}
+	p := s.Points[3]
+	if p.GPU != "gaudi3" || p.GPUs != 8 || p.Concurrency != 8 || p.Model != "zai-org/GLM-4.7" {
+		t.Fatalf("point %+v", p)
+	}
+	// glm47_conc8.json: output_throughput 126.43239862459474 tok/s, median_ttft_ms
+	// 327.1921199921053, median_tpot_ms 60.269884787879306, p99_ttft_ms 868.7727725924924.
+	checks := []struct {
+		name      string
+		got       *float64
+		want, tol float64
+	}{
+		{"output tok/s/GPU", p.OutputTokSPerGPU, 126.43239862459474 / 8, 0.005},
+		{"output tok/s", p.OutputTokS, 126.43239862459474, 8 * 0.005},
+		{"median TTFT", p.TTFT.P50, 0.3271921199921053, 5e-6},
+		{"p99 TTFT", p.TTFT.P99, 0.8687727725924924, 5e-6},
+		{"median TPOT", p.TPOT.P50, 0.060269884787879306, 5e-6},
+		{"per-user tok/s (median_intvty)", p.PerUserTokS, 1000 / 60.269884787879306, 0.005},
+	}
+	for _, c := range checks {
+		if c.got == nil || math.Abs(*c.got-c.want) > c.tol {
+			t.Errorf("%s = %v, want %g ± %g", c.name, c.got, c.want, c.tol)
+		}
 	}
 }

@@ -45,6 +45,10 @@ func TestMalformed(t *testing.T) {
 			[]string{"ip.json element 0", `"end_time"`, "before start_time"}, false},
 		{"ip2.json", `[{"start_time": 5, "end_time": 6, "info": {"input_tokens": 3, "output_tokens": 1}, "error": null}]`,
 			[]string{"ip2.json element 0", `"output_token_times"`, "not streamed"}, false},
+		{"ix.json", `{"output_tput_per_gpu": 1, "conc": "inf"}`,
+			[]string{"ix.json", `"conc"`, "not finite"}, false},
+		{"llmd.yaml", "version: '0.2'\nscenario: {}\nresults:\n  request_performance:\n    aggregate:\n      latency:\n        time_to_first_token: {units: parsecs, mean: 1}\n",
+			[]string{"llmd.yaml", `"units"`, `unknown latency unit "parsecs"`}, false},
 		{"guidellm.json", `{"metadata": {"guidellm_version": "0.5"}, "benchmarks": [{"config": {"strategy": {"type_": "warp"}}}]}`,
 			[]string{"guidellm.json benchmarks[0]", `"type_"`, `unknown guidellm strategy "warp"`}, false},
 	}

@@ -1,10 +1,10 @@
 package record
 
 import (
-	"math"
 	"math/rand/v2"
-	"sync"
 	"time"
+
+	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // How a level's requests arrive: closed-loop workers, each sending its next request
@@ -24,21 +24,15 @@ type arrivals interface {
 type closedLoop struct{ workers int }
 
 func (c closedLoop) run(_ <-chan struct{}, take func() (int64, bool), send func(int64, int32, int64)) {
-	var wg sync.WaitGroup
-	for w := range c.workers {
-		wg.Add(1)
-		go func(worker int32) {
-			defer wg.Done()
-			for {
-				idx, ok := take()
-				if !ok {
-					return
-				}
-				send(idx, worker, 0)
+	eachWorker(c.workers, func(worker int32) {
+		for {
+			idx, ok := take()
+			if !ok {
+				return
 			}
-		}(int32(w))
-	}
-	wg.Wait()
+			send(idx, worker, 0)
+		}
+	})
 }
 
 // poisson sends requests at exponentially distributed intervals of mean 1/rate from
@@ -60,29 +54,9 @@ func (p poisson) interval() float64 {
 	if p.shape == 0 || p.shape == 1 {
 		return p.rng.ExpFloat64() / p.rate
 	}
-	return gammaDraw(p.rng, p.shape) / (p.shape * p.rate)
-}
-
-// gammaDraw draws from the gamma distribution of shape k and scale 1 (Marsaglia and
-// Tsang's method; for k < 1 boosted by U^(1/k)).
-func gammaDraw(rng *rand.Rand, k float64) float64 {
-	if k < 1 {
-		return gammaDraw(rng, k+1) * math.Pow(1-rng.Float64(), 1/k)
-	}
-	d := k - 1.0/3
-	c := 1 / math.Sqrt(9*d)
-	for {
-		x := rng.NormFloat64()
-		v := 1 + c*x
-		if v <= 0 {
-			continue
-		}
-		v = v * v * v
-		u := 1 - rng.Float64()
-		if math.Log(u) < 0.5*x*x+d-d*v+d*math.Log(v) {
-			return d * v
-		}
-	}
+	// Gamma(shape, 1) ÷ shape has mean 1 (gonum: Marsaglia and Tsang, and Liu,
+	// Martin and Syring below shape 0.2).
+	return distuv.Gamma{Alpha: p.shape, Beta: 1, Src: p.rng}.Rand() / (p.shape * p.rate)
 }
 
 // newPoisson is the pacer of level index: the same seed and level give the same
@@ -99,30 +73,9 @@ func newGamma(seed uint64, index int, rate, shape float64, start, deadline time.
 }
 
 func (p poisson) run(stop <-chan struct{}, take func() (int64, bool), send func(int64, int32, int64)) {
-	var wg sync.WaitGroup
 	next := p.start
-	for {
+	paceSchedule(stop, take, send, func() (time.Time, bool) {
 		next = next.Add(time.Duration(p.interval() * float64(time.Second)))
-		if !p.deadline.IsZero() && !next.Before(p.deadline) {
-			break
-		}
-		if d := time.Until(next); d > 0 {
-			t := time.NewTimer(d)
-			select {
-			case <-t.C:
-			case <-stop:
-				t.Stop()
-			}
-		}
-		idx, ok := take()
-		if !ok {
-			break
-		}
-		wg.Add(1)
-		go func(idx int64, scheduled int64) {
-			defer wg.Done()
-			send(idx, 0, scheduled)
-		}(idx, next.UnixNano())
-	}
-	wg.Wait()
+		return next, p.deadline.IsZero() || next.Before(p.deadline)
+	})
 }

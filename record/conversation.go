@@ -1,7 +1,6 @@
 package record
 
 import (
-	"sync"
 	"time"
 
 	"github.com/ceiling-llm/ceiling/record/internal/workload"
@@ -19,37 +18,26 @@ type conversations struct {
 }
 
 func (c conversations) run(stop <-chan struct{}, take func() (int64, bool), _ func(int64, int32, int64)) {
-	var wg sync.WaitGroup
-	for w := range c.workers {
-		wg.Add(1)
-		go func(worker int32) {
-			defer wg.Done()
-			for {
-				var conv *workload.Conversation
-				for turn := 1; turn <= c.turns; turn++ {
-					if turn > 1 && c.think > 0 {
-						t := time.NewTimer(c.think)
-						select {
-						case <-t.C:
-						case <-stop:
-							t.Stop()
-						}
-					}
-					idx, ok := take()
-					if !ok {
-						return
-					}
-					if turn == 1 {
-						conv = c.l.r.workload.Conversation(c.l.baseID + idx)
-					}
-					if !c.l.sendTurn(idx, worker, conv) {
-						break
-					}
+	eachWorker(c.workers, func(worker int32) {
+		for {
+			var conv *workload.Conversation
+			for turn := 1; turn <= c.turns; turn++ {
+				if turn > 1 {
+					sleepFor(c.think, stop)
+				}
+				idx, ok := take()
+				if !ok {
+					return
+				}
+				if turn == 1 {
+					conv = c.l.r.workload.Conversation(c.l.baseID + idx)
+				}
+				if !c.l.sendTurn(idx, worker, conv) {
+					break
 				}
 			}
-		}(int32(w))
-	}
-	wg.Wait()
+		}
+	})
 }
 
 // sendTurn sends the next turn of conv as request idx and records its row; false

@@ -37,7 +37,7 @@ func (r *recorder) levelPlan(l *levelRun, lv level, total int, start time.Time) 
 		p.target = fmt.Sprintf("target %s", l.deadline.Sub(start).Round(time.Second))
 		p.left = func(now time.Time) (time.Duration, bool) { return l.deadline.Sub(now), true }
 	case l.sizer != nil:
-		p.target = fmt.Sprintf("target ≥%d req in ≥%s steady", levelrule.SizedCompletions(lv.concurrency), l.sizer.steady.Round(time.Millisecond))
+		p.target = fmt.Sprintf("target ≥%d req in ≥%s steady", levelrule.SizedCompletions(l.sizer.workers), l.sizer.steady.Round(time.Millisecond))
 		p.left = l.sizer.left
 	}
 	return p

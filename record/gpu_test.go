@@ -105,6 +105,9 @@ func TestRecordGPUEnergy(t *testing.T) {
 	if d == nil || len(d.Levels) == 0 || d.Levels[0].Energy == nil || d.Levels[0].Energy.EnergyCostPerMOutput == nil || d.Levels[0].Energy.EnergyShare == nil {
 		t.Fatalf("decision without energy cost: %+v", d)
 	}
+	if !strings.Contains(strings.Join(d.Notes, "\n"), "the GPU exporters reported 3 GPUs, the deployment counts 1") {
+		t.Errorf("no note that the telemetry's 3 GPUs are not the 1 the cost counts: %q", d.Notes)
+	}
 }
 
 func optF(p *float64) any {
@@ -112,4 +115,32 @@ func optF(p *float64) any {
 		return nil
 	}
 	return *p
+}
+
+// A GPU exporter that does not answer, or serves no power series, is a warning in
+// the run info, and the recording goes on.
+func TestRecordGPUExporterProblems(t *testing.T) {
+	eng := enginetest.New(enginetest.Config{Model: "m", TokenGap: time.Millisecond, Kind: "vllm", KVTokens: 100000})
+	defer eng.Close()
+	down := httptest.NewServer(http.NotFoundHandler())
+	defer down.Close()
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte("# TYPE node_load1 gauge\nnode_load1 0.5\n"))
+	}))
+	defer other.Close()
+	o := baseOptions(t, eng.URL())
+	o.GPUMetricsURLs = []string{down.URL + "/metrics", other.URL + "/metrics"}
+	info, err := Record(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := strings.Join(info.Warnings, "\n")
+	for _, want := range []string{"GPU exporter " + strings.TrimPrefix(down.URL, "http://") + " did not answer", "GPU exporter " + strings.TrimPrefix(other.URL, "http://") + " answered with 1 series but none"} {
+		if !strings.Contains(w, want) {
+			t.Errorf("warnings %q lack %q", info.Warnings, want)
+		}
+	}
+	if len(info.Levels) != 2 {
+		t.Errorf("%d levels recorded, want the sweep to go on", len(info.Levels))
+	}
 }

@@ -196,7 +196,7 @@ func (r *recorder) runLevel(ctx, hard context.Context, lv level, total int) (li 
 		if lv.rate > 0 {
 			l.deadline = wall0.Add(min(steady+time.Duration(float64(o.Warmup)/lv.rate*float64(time.Second)), maxDur))
 		} else {
-			l.sizer = newLevelSizer(lv.concurrency, wall0, maxDur)
+			l.sizer = newLevelSizer(workers, wall0, maxDur) // this shard's workers: each shard sizes its share
 			l.sizer.steady = steady
 		}
 	}

@@ -10,7 +10,6 @@ import (
 	"os"
 	"slices"
 	"sort"
-	"sync"
 	"time"
 )
 
@@ -164,26 +163,13 @@ type replayPacer struct {
 }
 
 func (p replayPacer) run(stop <-chan struct{}, take func() (int64, bool), send func(int64, int32, int64)) {
-	var wg sync.WaitGroup
-	for _, e := range p.entries {
-		at := p.start.Add(time.Duration(float64(e.offset) / p.speed))
-		if d := time.Until(at); d > 0 {
-			t := time.NewTimer(d)
-			select {
-			case <-t.C:
-			case <-stop:
-				t.Stop()
-			}
+	i := 0
+	paceSchedule(stop, take, send, func() (time.Time, bool) {
+		if i == len(p.entries) {
+			return time.Time{}, false
 		}
-		idx, ok := take()
-		if !ok {
-			break
-		}
-		wg.Add(1)
-		go func(idx int64, scheduled int64) {
-			defer wg.Done()
-			send(idx, 0, scheduled)
-		}(idx, at.UnixNano())
-	}
-	wg.Wait()
+		at := p.start.Add(time.Duration(float64(p.entries[i].offset) / p.speed))
+		i++
+		return at, true
+	})
 }

@@ -28,6 +28,7 @@ func (r *recorder) sweep(ctx context.Context, start int) error {
 			})
 		}()
 	}
+	r.checkGPUExporters(ctx)
 	for _, u := range r.opts.GPUMetricsURLs {
 		scrapeWG.Add(1)
 		go func() {

@@ -77,6 +77,7 @@ func buildCharts(a *analyze.Analysis, labels []string, opt Options) ([]chartSpec
 	secs = append(secs, decisionSection(b, runs, labels)...) // after the verdict, before the charts
 	secs = append(secs, searchSection(b, runs, labels, ax)...)
 	secs = append(secs, predictedSections(b, a, labels)...)
+	secs = append(secs, summarySections(a)...)
 	secs = append(secs, section{ID: "throughput", Title: "Throughput and ceilings",
 		Intro: "Where adding concurrency stops paying: measured output throughput with the Universal Scalability Law fit, every ceiling found, and what one user sees in exchange.",
 		Charts: []chartView{

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/ceiling-llm/ceiling/internal/numfmt"
 )
 
 // dash is shown wherever a value is unknown (null in the analysis).
@@ -101,26 +103,7 @@ func trimZeros(s string) string {
 	return strings.TrimSuffix(s, ".")
 }
 
-func groupThousands(s string) string {
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	intPart, frac, hasFrac := strings.Cut(s, ".")
-	var b strings.Builder
-	for i, r := range intPart {
-		if i > 0 && (len(intPart)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(r)
-	}
-	out := b.String()
-	if hasFrac {
-		out += "." + frac
-	}
-	if neg {
-		out = "-" + out
-	}
-	return out
-}
+func groupThousands(s string) string { return numfmt.Thousands(s) }
 
 // round keeps d decimals; chart data does not need float64's seventeen digits, and
 // shorter numbers keep the file small.

@@ -10,7 +10,7 @@ import (
 
 // The planner predictions (analyze.PredictionCheck) drawn over the measured curves:
 // tokens per GPU against per-user speed and against concurrency, the predicted
-// points hollow diamonds named PREDICTED, with the per-point errors and the flags
+// points red diamonds named PREDICTED, with the per-point errors and the flags
 // in words; and the runs compared at the same per-user speed (analyze.MatchedSpeed).
 
 // predictedColor draws every predicted point, apart from the runs' colours.
@@ -25,7 +25,7 @@ func predictedSections(b *chartBuilder, a *analyze.Analysis, labels []string) []
 		}
 		seen[pc.Source] = true
 		sec := section{ID: fmt.Sprintf("predicted-%d", len(secs)), Title: "PREDICTED by " + pc.Planner + " beside the measured runs",
-			Intro: fmt.Sprintf("A planner's predictions (%s), never measurements, set over the measured curves at the same concurrency. Error = (predicted − measured) ÷ measured; measured per-GPU figures divide by %d GPUs (%s).", pc.Source, pc.MeasuredGPUs, pc.GPUsBasis)}
+			Intro: fmt.Sprintf("A planner's predictions (%s), never measurements, set over the measured curves at the same concurrency. Error = (predicted − measured) ÷ measured; measured per-GPU figures divide by %s (%s).", pc.Source, gpusText(pc.MeasuredGPUs), pc.GPUsBasis)}
 		sec.Charts = append(sec.Charts, predictedChart(b, a, labels, pc, true), predictedChart(b, a, labels, pc, false))
 		for _, c := range a.Predictions {
 			if c.Source != pc.Source {
@@ -162,13 +162,20 @@ func predictedChart(b *chartBuilder, a *analyze.Analysis, labels []string, pc an
 		data = append(data, []interface{}{roundSig(x, 4), roundSig(*p.Predicted.OutputTokSPerGPU, 5)})
 	}
 	s := charts.SingleSeries{Name: "PREDICTED (" + pc.Planner + ")", Type: "scatter", Data: data, Animation: opts.Bool(false),
-		Symbol: "diamond", SymbolSize: 11, ItemStyle: &opts.ItemStyle{Color: "#fff", BorderColor: predictedColor}}
+		Symbol: "diamond", SymbolSize: 12, ItemStyle: &opts.ItemStyle{Color: predictedColor, BorderColor: "#fff"}}
 	c.MultiSeries = append(c.MultiSeries, s)
 	title := "PREDICTED over measured: tokens per GPU vs concurrency"
-	caption := "Measured levels (lines, valid levels only) and the planner's predicted points (hollow diamonds) at the concurrency each predicts."
+	caption := "Measured levels (lines, valid levels only) and the planner's predicted points (red diamonds) at the concurrency each predicts."
 	if paretoView {
 		title = "PREDICTED over measured: tokens per GPU vs per-user speed"
 		caption = "Up is cheaper tokens, right is faster for each user. A predicted point far above the measured curve at its speed is a prediction the measured deployment did not reach."
 	}
 	return b.add(c, "", "tok/s", "tok/s", title, caption, false, 360)
+}
+
+func gpusText(n int) string {
+	if n == 1 {
+		return "1 GPU"
+	}
+	return fmt.Sprintf("%d GPUs", n)
 }

@@ -366,3 +366,30 @@ func TestErrorsTable(t *testing.T) {
 		t.Errorf("a run without failures has an errors table")
 	}
 }
+
+// TestFirstScreenOnlyValidLevels: in every kind of report (one run, a comparison, an
+// open-loop run) the first screen's figures never come from an invalid level: the
+// highest-throughput level is made invalid and given a figure that must not appear.
+func TestFirstScreenOnlyValidLevels(t *testing.T) {
+	poison := func(r *analyze.Run) {
+		i := len(r.Levels) - 1
+		r.Levels[i].Valid, r.Levels[i].InvalidReason = false, "arrival-limited"
+		r.Levels[i].OutputTokS = 987654
+		r.Levels[i].TTFT.P99 = f64(42.4242)
+	}
+	for name, a := range map[string]*analyze.Analysis{"single": fixture(6, 200), "compare": fixtureTwo(6, 200), "rate": fixtureRate()} {
+		for i := range a.Runs {
+			poison(&a.Runs[i])
+		}
+		page := render(t, a, Options{})
+		top := page[strings.Index(page, `id="summary"`):]
+		if j := strings.Index(top, `class="toc"`); j > 0 {
+			top = top[:j]
+		}
+		for _, bad := range []string{"987,654", "987654", "42.4 s", "42.42"} {
+			if strings.Contains(top, bad) {
+				t.Errorf("%s: first screen shows %q from an invalid level", name, bad)
+			}
+		}
+	}
+}

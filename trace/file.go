@@ -25,13 +25,13 @@ func MetricsPath(path string) string {
 // WriteFile writes rows and info as one complete trace file at path, atomically. It is
 // the simplest writer, for small files, importers and tests; the recorder seals parts.
 func WriteFile(path string, info RunInfo, rows []Row) error {
-	return writeParquet(path, info, validRows(rows))
+	return writeParquet(path, info, validRows(rows), "")
 }
 
 // Write writes rows and info as one complete trace to w: the image of the file
 // WriteFile writes (an importer makes a trace in memory with it).
 func Write(w io.Writer, info RunInfo, rows []Row) error {
-	pw, err := newWriter[Row](w, info)
+	pw, err := newWriter[Row](w, info, "")
 	if err != nil {
 		return err
 	}
@@ -52,25 +52,56 @@ func ReadFile(path string) (RunInfo, []Row, error) {
 	return info, rows, err
 }
 
-// newWriter starts a Parquet file of T rows carrying the schema version and info.
-func newWriter[T any](w io.Writer, info RunInfo, opts ...parquet.WriterOption) (*parquet.GenericWriter[T], error) {
+// newWriter starts a Parquet file of T rows carrying the schema version and info,
+// and part as MetaPart ("" = not a part). Its Close adds the checksum (MetaDigest)
+// of the rows written and of that metadata.
+func newWriter[T any](w io.Writer, info RunInfo, part string, opts ...parquet.WriterOption) (*traceWriter[T], error) {
 	runJSON, err := json.Marshal(info)
 	if err != nil {
 		return nil, fmt.Errorf("encoding run info: %w", err)
 	}
+	runID := strings.ToValidUTF8(info.RunID, "\uFFFD")
 	opts = append([]parquet.WriterOption{
 		parquet.KeyValueMetadata(MetaSchemaVersion, SchemaVersion),
 		parquet.KeyValueMetadata(MetaRun, string(runJSON)),
-		parquet.KeyValueMetadata(MetaRunID, strings.ToValidUTF8(info.RunID, "\uFFFD")),
+		parquet.KeyValueMetadata(MetaRunID, runID),
 		parquet.Compression(&parquet.Zstd),
 	}, opts...)
-	return parquet.NewGenericWriter[T](w, opts...), nil
+	if part != "" {
+		opts = append(opts, parquet.KeyValueMetadata(MetaPart, part))
+	}
+	return &traceWriter[T]{GenericWriter: parquet.NewGenericWriter[T](w, opts...), digest: digesterOf[T](),
+		meta: metaDigest(string(runJSON), part, runID)}, nil
+}
+
+// traceWriter is a Parquet writer that adds the checksum of what it wrote.
+type traceWriter[T any] struct {
+	*parquet.GenericWriter[T]
+	digest *rowDigester
+	meta   string
+}
+
+// Write writes rows and adds them to the checksum.
+func (w *traceWriter[T]) Write(rows []T) (int, error) {
+	n, err := w.GenericWriter.Write(rows)
+	addRows(w.digest, rows[:n])
+	return n, err
+}
+
+// Close writes the checksum into the footer and ends the file.
+func (w *traceWriter[T]) Close() error {
+	fd, err := json.Marshal(w.digest.digest(w.meta))
+	if err != nil {
+		return err
+	}
+	w.SetKeyValueMetadata(MetaDigest, string(fd))
+	return w.GenericWriter.Close()
 }
 
 // writeParquet writes rows as one file at path, atomically.
-func writeParquet[T any](path string, info RunInfo, rows []T, opts ...parquet.WriterOption) error {
+func writeParquet[T any](path string, info RunInfo, rows []T, part string, opts ...parquet.WriterOption) error {
 	return atomicfile.Write(path, func(f io.Writer) error {
-		w, err := newWriter[T](f, info, opts...)
+		w, err := newWriter[T](f, info, part, opts...)
 		if err != nil {
 			return err
 		}
@@ -173,7 +204,7 @@ func ReadInfo(path string) (RunInfo, error) {
 
 // WriteMetricsFile writes samples as the metrics sidecar of a run, atomically.
 func WriteMetricsFile(path string, info RunInfo, samples []MetricSample) error {
-	return writeParquet(path, info, validSamples(samples))
+	return writeParquet(path, info, validSamples(samples), "")
 }
 
 // ReadMetricsFile reads a whole metrics sidecar: its run info and samples.

@@ -28,7 +28,7 @@ func TestReadInfo(t *testing.T) {
 	}
 	version := func(v string) string {
 		p := filepath.Join(dir, "v"+v+".parquet")
-		if err := writeParquet(p, info, []Row{}, parquet.KeyValueMetadata(MetaSchemaVersion, v)); err != nil {
+		if err := writeParquet(p, info, []Row{}, "", parquet.KeyValueMetadata(MetaSchemaVersion, v)); err != nil {
 			t.Fatal(err)
 		}
 		return p

@@ -127,7 +127,7 @@ func sealPart[T any](path string, info RunInfo, pm partMeta, rows []T) error {
 	if err != nil {
 		return fmt.Errorf("encoding part metadata: %w", err)
 	}
-	return writeParquet(path, info, rows, parquet.KeyValueMetadata(MetaPart, string(partJSON)))
+	return writeParquet(path, info, rows, string(partJSON))
 }
 
 // sealedPart is a part file found on disk.
@@ -196,20 +196,58 @@ func readMeta(path string) (RunInfo, string, int64, error) {
 		return info, "", 0, fmt.Errorf("part %s: schema version %q, want %q", path, v, SchemaVersion)
 	}
 	rj, _ := pf.Lookup(MetaRun)
+	pj, _ := pf.Lookup(MetaPart)
+	fd, err := fileDigestOf(path, pf)
+	if err == nil {
+		id, _ := pf.Lookup(MetaRunID)
+		err = fd.verifyMeta(path, rj, pj, id)
+	}
+	if err != nil {
+		return info, "", 0, err
+	}
 	if err := json.Unmarshal([]byte(rj), &info); err != nil {
 		return info, "", 0, fmt.Errorf("part %s: bad run info: %w", path, err)
 	}
-	pj, _ := pf.Lookup(MetaPart)
 	return info, pj, pf.NumRows(), nil
 }
 
-// readAll reads every row of a Parquet file.
+// fileDigestOf is the checksum of a file opened with parquet-go (nil if none).
+func fileDigestOf(path string, pf *parquet.File) (*fileDigest, error) {
+	v, ok := pf.Lookup(MetaDigest)
+	if !ok {
+		return nil, nil
+	}
+	return parseDigest(path, &v)
+}
+
+// readAll reads every row of a Parquet file, verified against its checksum
+// (parquet-go checks the pages' CRCs as well).
 func readAll[T any](path string) ([]T, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("opening %s: %w", path, err)
 	}
 	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("opening %s: %w", path, err)
+	}
+	pf, err := parquet.OpenFile(f, st.Size(), parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w: %v", path, ErrCorrupt, err)
+	}
+	fd, err := fileDigestOf(path, pf)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := readRows[T](path, f)
+	if err != nil {
+		return nil, err
+	}
+	return rows, verifyRows(path, fd, rows)
+}
+
+func readRows[T any](path string, f *os.File) ([]T, error) {
 	r := parquet.NewGenericReader[T](f)
 	defer r.Close()
 	out := make([]T, 0, r.NumRows())
@@ -274,7 +312,7 @@ func (p *Parts) MergeFiles(path string, info RunInfo) error {
 // the run metadata. Parts are read one at a time, so memory stays bounded by the
 // largest part.
 func mergeParts[T any](w io.Writer, parts []sealedPart, info RunInfo) error {
-	pw, err := newWriter[T](w, info)
+	pw, err := newWriter[T](w, info, "")
 	if err != nil {
 		return err
 	}

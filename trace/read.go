@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
@@ -16,6 +18,7 @@ import (
 	"github.com/apache/arrow/go/v17/parquet"
 	"github.com/apache/arrow/go/v17/parquet/file"
 	"github.com/apache/arrow/go/v17/parquet/pqarrow"
+	pgo "github.com/parquet-go/parquet-go"
 )
 
 // Reading: traces are read with Arrow record batches of batchRows rows, one batch
@@ -52,29 +55,117 @@ type Column struct {
 // The batch (and every string in it) is valid only during the call.
 type BatchFunc func(rec arrow.Record, cols map[string]int) error
 
-// open opens the file for reading with a bounded read buffer.
-func (f File) open() (*file.Reader, error) {
+// open opens the file for reading with a bounded read buffer, and returns its
+// checksum (nil for a file written before checksums), its metadata verified
+// against it.
+func (f File) open() (*file.Reader, *fileDigest, error) {
+	rdr, err := f.decodeFooter()
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading %s: %w: not a readable Parquet file (truncated, or its footer damaged): %v", f.Name, ErrCorrupt, err)
+	}
+	kv := rdr.MetaData().KeyValueMetadata()
+	fd, err := parseDigest(f.Name, kv.FindValue(MetaDigest))
+	if err == nil {
+		err = fd.verifyMeta(f.Name, value(kv.FindValue(MetaRun)), value(kv.FindValue(MetaPart)), value(kv.FindValue(MetaRunID)))
+	}
+	if err != nil {
+		rdr.Close()
+		return nil, nil, err
+	}
+	return rdr, fd, nil
+}
+
+func value(v *string) string {
+	if v == nil {
+		return ""
+	}
+	return *v
+}
+
+// decodeFooter opens the file with Arrow's reader, which decodes the footer (the
+// file metadata). The footer is first decoded by parquet-go, which reports a
+// malformed one as an error; Arrow's Thrift decoding dereferences nil on some
+// footers it still cannot decode (a flipped bit in a field header), so the one
+// call that decodes it recovers a panic into an error. Nothing else runs under
+// that recover: no state of this package is left half-changed by it.
+func (f File) decodeFooter() (rdr *file.Reader, err error) {
+	var ra io.ReaderAt
+	var size int64
+	if f.image != nil {
+		ra, size = bytes.NewReader(f.image), int64(len(f.image))
+	} else {
+		fh, err := os.Open(f.Name)
+		if err != nil {
+			return nil, err
+		}
+		defer fh.Close()
+		st, err := fh.Stat()
+		if err != nil {
+			return nil, err
+		}
+		ra, size = fh, st.Size()
+	}
+	if err := checkFooter(ra, size); err != nil {
+		return nil, err
+	}
 	props := parquet.NewReaderProperties(memory.DefaultAllocator)
 	props.BufferedStreamEnabled = true
 	props.BufferSize = readBufferBytes
-	var rdr *file.Reader
-	var err error
+	defer func() {
+		if p := recover(); p != nil {
+			rdr, err = nil, fmt.Errorf("the file metadata cannot be decoded (%v)", p)
+		}
+	}()
 	if f.image != nil {
 		rdr, err = file.NewParquetReader(bytes.NewReader(f.image), file.WithReadProps(props))
 	} else {
 		rdr, err = file.OpenParquetFile(f.Name, false, file.WithReadProps(props))
 	}
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: not a readable Parquet file (truncated or corrupt?): %w", f.Name, err)
+	if err == nil {
+		if err = checkColumnChunks(rdr); err != nil {
+			rdr.Close()
+			rdr = nil
+		}
 	}
-	return rdr, nil
+	return rdr, err
+}
+
+// checkColumnChunks refuses a footer whose column chunks lack their metadata:
+// Arrow decodes a column chunk's metadata lazily, in the goroutines that read the
+// columns, where a nil one is a panic no recover of ours can catch.
+func checkColumnChunks(rdr *file.Reader) error {
+	md := rdr.MetaData()
+	cols := md.Schema.NumColumns()
+	for i, rg := range md.RowGroups {
+		if rg == nil || len(rg.Columns) != cols {
+			return fmt.Errorf("row group %d has no metadata for each of the %d columns", i, cols)
+		}
+		for j, cc := range rg.Columns {
+			if cc == nil || cc.MetaData == nil || cc.IsSetCryptoMetadata() {
+				return fmt.Errorf("row group %d: column %d has no readable metadata", i, j)
+			}
+		}
+	}
+	return nil
+}
+
+// checkFooter decodes the footer with parquet-go, which returns an error for a
+// malformed one (recovering a panic as decodeFooter does, for the same reason).
+func checkFooter(ra io.ReaderAt, size int64) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("the file metadata cannot be decoded (%v)", p)
+		}
+	}()
+	_, err = pgo.OpenFile(ra, size, pgo.SkipPageIndex(true), pgo.SkipBloomFilters(true))
+	return err
 }
 
 // readMetaKind checks that the file is a ceiling trace (or part) of a schema
 // version this package reads and returns its MetaRun JSON (nil when absent) and,
 // for a part, its kind (MetaPart).
 func (f File) readMetaKind() (json.RawMessage, string, error) {
-	rdr, err := f.open()
+	rdr, _, err := f.open()
 	if err != nil {
 		return nil, "", err
 	}
@@ -106,6 +197,9 @@ func checkMeta(name string, rdr *file.Reader) (json.RawMessage, error) {
 		return nil, fmt.Errorf("reading %s: trace schema version %d is newer than this ceiling reads (%d); upgrade ceiling", name, n, maxSchemaVersion)
 	}
 	if r := kv.FindValue(MetaRun); r != nil && *r != "" {
+		if !utf8.ValidString(*r) {
+			return nil, fmt.Errorf("reading %s: %w: its %s metadata is not valid UTF-8", name, ErrCorrupt, MetaRun)
+		}
 		if !json.Valid([]byte(*r)) {
 			return nil, fmt.Errorf("reading %s: %s metadata is not valid JSON", name, MetaRun)
 		}
@@ -116,7 +210,7 @@ func checkMeta(name string, rdr *file.Reader) (json.RawMessage, error) {
 
 // Scan streams the given columns of the trace file in record batches.
 func (f File) Scan(ctx context.Context, want []Column, fn BatchFunc) (err error) {
-	rdr, err := f.open()
+	rdr, fd, err := f.open()
 	if err != nil {
 		return err
 	}
@@ -124,16 +218,18 @@ func (f File) Scan(ctx context.Context, want []Column, fn BatchFunc) (err error)
 	if _, err := checkMeta(f.Name, rdr); err != nil {
 		return err
 	}
-	return scanColumns(ctx, f.Name, rdr, want, fn)
+	return scanColumns(ctx, f.Name, rdr, fd, want, fn)
 }
 
 // scanColumns streams the columns want of rdr in record batches.
-func scanColumns(ctx context.Context, name string, rdr *file.Reader, want []Column, fn BatchFunc) (err error) {
+// The values read are checked against the file's checksum fd (when it has one) as
+// they stream; a mismatch is an error wrapping ErrCorrupt once the scan ends.
+func scanColumns(ctx context.Context, name string, rdr *file.Reader, fd *fileDigest, want []Column, fn BatchFunc) (err error) {
 	// Arrow panics on some malformed inputs; bad input must give an error naming the
 	// file, never a crash.
 	defer func() {
 		if p := recover(); p != nil {
-			err = fmt.Errorf("reading %s: malformed trace: %v", name, p)
+			err = fmt.Errorf("reading %s: %w: malformed trace: %v", name, ErrCorrupt, p)
 		}
 	}()
 	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: batchRows}, memory.DefaultAllocator)
@@ -160,18 +256,25 @@ func scanColumns(ctx context.Context, name string, rdr *file.Reader, want []Colu
 	for i, f := range rr.Schema().Fields() {
 		cols[f.Name] = i
 	}
+	sum := newArrowDigester(fd, want)
 	for rr.Next() {
 		if err := ctx.Err(); err != nil {
 			return err
+		}
+		if err := sum.add(rr.Record(), cols); err != nil {
+			return fmt.Errorf("reading %s: %w: %v", name, ErrCorrupt, err)
 		}
 		if err := fn(rr.Record(), cols); err != nil {
 			return fmt.Errorf("reading %s: %w", name, err)
 		}
 	}
 	if err := rr.Err(); err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, context.Canceled) {
-		return fmt.Errorf("reading %s: %w (truncated or corrupt file?)", name, err)
+		return fmt.Errorf("reading %s: %w: %v (truncated or damaged file?)", name, ErrCorrupt, err)
 	}
-	return ctx.Err()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return sum.verify(name)
 }
 
 // fieldLeaves finds the top-level column c in the file and returns its leaf column
@@ -214,7 +317,7 @@ func Col[T arrow.Array](rec arrow.Record, cols map[string]int, name string) (T, 
 
 // HasColumn reports whether the file has a top-level column name.
 func (f File) HasColumn(name string) (bool, error) {
-	rdr, err := f.open()
+	rdr, _, err := f.open()
 	if err != nil {
 		return false, err
 	}
@@ -240,13 +343,13 @@ type SampleFunc func(tsNs int64, name, labels string, value float64)
 // and returns the run it says it belongs to: MetaRunID, else the run_id of its
 // MetaRun metadata, else "".
 func (f File) ScanSamples(ctx context.Context, fn SampleFunc) (runID string, err error) {
-	rdr, err := f.open()
+	rdr, fd, err := f.open()
 	if err != nil {
 		return "", err
 	}
 	defer rdr.Close()
 	runID = metricsRunID(rdr)
-	return runID, scanColumns(ctx, f.Name, rdr, sampleColumns(), func(rec arrow.Record, _ map[string]int) error {
+	return runID, scanColumns(ctx, f.Name, rdr, fd, sampleColumns(), func(rec arrow.Record, _ map[string]int) error {
 		ts := rec.Column(0).(*array.Int64)
 		name := rec.Column(1).(*array.String)
 		labels := rec.Column(2).(*array.String)

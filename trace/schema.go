@@ -16,6 +16,9 @@ const (
 	// reader can tell a sidecar of another run from the run's own without parsing
 	// MetaRun.
 	MetaRunID = "ceiling.run_id"
+	// MetaDigest is the checksum of the file's column values, row count and
+	// metadata (see digest.go), verified on read.
+	MetaDigest = "ceiling.digest"
 )
 
 // Row is one request attempt: one row of the trace (schema version 2, see

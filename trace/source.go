@@ -2,6 +2,7 @@ package trace
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -24,6 +25,22 @@ type Source struct {
 	Server json.RawMessage
 	// RawInfo is the MetaRun JSON of the newest file, passed through.
 	RawInfo json.RawMessage
+	// salvage: corrupt parts are left out with a warning (OpenSalvage).
+	salvage bool
+}
+
+// Salvage says whether the source leaves out corrupt parts (OpenSalvage).
+func (s *Source) Salvage() bool { return s.salvage }
+
+// Drop leaves out the file f (found corrupt while reading) with a warning.
+func (s *Source) Drop(f File, why error) {
+	for i, g := range s.Files {
+		if g.Name == f.Name {
+			s.Files = append(s.Files[:i:i], s.Files[i+1:]...)
+			break
+		}
+	}
+	s.Warnings = append(s.Warnings, fmt.Sprintf("%v: the part is left out (--ignore-corrupt); its levels are missing", why))
 }
 
 // partKindMetrics is the kind a part of scraped metric samples has in its MetaPart.
@@ -31,7 +48,15 @@ const partKindMetrics = partMetrics
 
 // Open resolves name (a trace file or a RUN.parts directory) into the trace files
 // to read and checks that each is a ceiling trace this package reads.
-func Open(name string) (*Source, error) {
+func Open(name string) (*Source, error) { return open(name, false) }
+
+// OpenSalvage is Open, except that the sealed parts of a RUN.parts directory
+// that are corrupt (ErrCorrupt: damaged footer or metadata) are left out with a
+// warning naming each, so that the intact parts can still be read. A trace file
+// is read as Open reads it: it has no intact part to salvage.
+func OpenSalvage(name string) (*Source, error) { return open(name, true) }
+
+func open(name string, salvage bool) (*Source, error) {
 	st, err := CheckInputPath(name)
 	if err != nil {
 		return nil, err
@@ -44,6 +69,7 @@ func Open(name string) (*Source, error) {
 		if files, err = sealedFiles(name); err != nil {
 			return nil, err
 		}
+		src.salvage = salvage
 		base = strings.TrimSuffix(filepath.Clean(name), PartsDir(""))
 	} else {
 		files = []File{{Name: name}}
@@ -82,6 +108,10 @@ func (s *Source) add(files []File) error {
 	levels := map[int]LevelInfo{}
 	for _, f := range files {
 		raw, kind, err := f.readMetaKind()
+		if err != nil && s.salvage && errors.Is(err, ErrCorrupt) {
+			s.Warnings = append(s.Warnings, fmt.Sprintf("%v: the part is left out (--ignore-corrupt); its levels are missing", err))
+			continue
+		}
 		if err != nil {
 			return err
 		}

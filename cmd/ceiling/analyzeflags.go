@@ -12,6 +12,7 @@ import (
 // capacity flags, the timeline) and returns a function that turns them into
 // analyze.Options after parsing.
 func addAnalyzeFlags(fs *pflag.FlagSet) func() (analyze.Options, error) {
+	ignoreCorrupt := fs.Bool("ignore-corrupt", false, "read the intact parts of a RUN.parts directory whose other parts are corrupt (their checksums fail), with a warning naming each part left out")
 	sloTTFT := fs.Duration("slo-ttft", 0, "latency target for time to first token, e.g. 2s (0 = none)")
 	sloTPOT := fs.Duration("slo-tpot", 0, "latency target for time per output token, e.g. 50ms (0 = none)")
 	sloE2E := fs.Duration("slo-e2e", 0, "latency target for the whole request, e.g. 30s (0 = none)")
@@ -30,6 +31,7 @@ func addAnalyzeFlags(fs *pflag.FlagSet) func() (analyze.Options, error) {
 
 	return func() (analyze.Options, error) {
 		opt := analyze.Options{
+			IgnoreCorrupt: *ignoreCorrupt,
 			ModelConfig:   cf.modelConfig,
 			BudgetInput:   cf.budgetInput(),
 			MaxModelLen:   cf.maxModelLen,

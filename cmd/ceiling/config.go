@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ceiling-llm/ceiling/internal/urlcred"
 	"github.com/ceiling-llm/ceiling/record"
 	"github.com/ceiling-llm/ceiling/trace"
 	"github.com/spf13/pflag"
@@ -437,7 +438,7 @@ func givenConfig(fs *pflag.FlagSet) map[string]string {
 		}
 		v := f.Value.String()
 		if f.Name == "url" || f.Name == "metrics-url" {
-			v = withoutUserinfo(v)
+			v = urlcred.Strip(v)
 		}
 		out[f.Name] = v
 	})
@@ -445,26 +446,6 @@ func givenConfig(fs *pflag.FlagSet) map[string]string {
 		out["seed"] = f.Value.String()
 	}
 	return out
-}
-
-// withoutUserinfo is raw without user:password@ and without its query and
-// fragment (a token there is sent, never stored).
-func withoutUserinfo(raw string) string {
-	if i := strings.IndexAny(raw, "?#"); i >= 0 {
-		raw = raw[:i]
-	}
-	u, err := url.Parse(raw)
-	if err != nil {
-		if i := strings.LastIndex(raw, "@"); i >= 0 {
-			if j := strings.Index(raw, "://"); j >= 0 && j < i {
-				return raw[:j+3] + raw[i+1:]
-			}
-			return raw[i+1:]
-		}
-		return raw
-	}
-	u.User = nil
-	return u.String()
 }
 
 // blame adds to a usage message naming --KEY where KEY came from the config, so a

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/ceiling-llm/ceiling/capacity"
+	"github.com/ceiling-llm/ceiling/internal/numfmt"
 	"github.com/spf13/pflag"
 )
 
@@ -114,20 +115,7 @@ func runPlan(ctx context.Context, e env, args []string) int {
 func gibs(b int64) string { return fmt.Sprintf("%.2f GiB", float64(b)/float64(1<<30)) }
 
 // commas writes n with thousands separators.
-func commas(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	if n < 0 {
-		return "-" + commas(-n)
-	}
-	var b strings.Builder
-	for i, r := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
+func commas(n int64) string { return numfmt.Int(n) }
 
 func writePlan(w io.Writer, p *capacity.PlanResult, path string, maxModelLen int64, prompt, output int) {
 	c, kv := p.Config, p.KV
@@ -183,6 +171,26 @@ func plural(n int, word string) string {
 	return fmt.Sprintf("%d %ss", n, word)
 }
 
+// reserveRange is the KV budget under the flat reserve and under the modelled one
+// (capacity.ModelledReserve), with the assumption, when the two differ by more than
+// 10% of the budget; ok is false otherwise.
+func reserveRange(p *capacity.PlanResult) (lo, hi int64, note string, ok bool) {
+	if p.Config == nil || p.Budget.KVBudgetBytes <= 0 {
+		return 0, 0, "", false
+	}
+	tok, seqs := capacity.VLLMBatchDefaults(p.GPU, p.Budget.MemoryBytes)
+	m := capacity.ModelledReserve(p.Config, p.Shape.TP, tok, seqs)
+	b := p.Budget
+	modelled := b.KVBudgetBytes + b.ReserveBytes - m.TotalBytes
+	lo, hi = min(b.KVBudgetBytes, modelled), max(b.KVBudgetBytes, modelled)
+	if hi <= 0 || float64(hi-lo) <= 0.1*float64(hi) {
+		return 0, 0, "", false
+	}
+	lo = max(lo, 0)
+	return lo, hi, fmt.Sprintf("(the reserve decides it: %s flat above, %s modelled from %s; the KV budget moves by %.0f%%)",
+		strings.TrimSpace(gibs(b.ReserveBytes)), strings.TrimSpace(gibs(m.TotalBytes)), m.Assumption, 100*float64(hi-lo)/float64(hi)), true
+}
+
 // writePlanBudget prints the memory budget per GPU, one step a line.
 func writePlanBudget(w io.Writer, p *capacity.PlanResult) {
 	b := p.Budget
@@ -200,6 +208,9 @@ func writePlanBudget(w io.Writer, p *capacity.PlanResult) {
 	row("− weights", gibs(b.WeightsBytes), "("+p.WeightsHow+")")
 	row("− activation/overhead reserve", gibs(b.ReserveBytes), "")
 	row("= KV cache budget", gibs(b.KVBudgetBytes), "")
+	if lo, hi, note, ok := reserveRange(p); ok {
+		row("  range, as the reserve goes", gibs(lo)+"–"+strings.TrimSpace(gibs(hi)), note)
+	}
 	if bpt := p.KV.BytesPerToken(); bpt > 0 && b.KVBudgetBytes > 0 {
 		row(fmt.Sprintf("÷ %s bytes per token", commas(bpt)), commas(p.KVTokens)+" tokens",
 			fmt.Sprintf("(%s tokens per GiB, per replica)", commas(int64(math.Round(float64(1<<30)/float64(bpt))))))

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ceiling-llm/ceiling/internal/urlcred"
 	"github.com/ceiling-llm/ceiling/record"
 	"github.com/ceiling-llm/ceiling/shard"
 	"github.com/ceiling-llm/ceiling/trace"
@@ -211,7 +212,7 @@ func runRecord(ctx context.Context, e env, args []string) int {
 	// to its own host unasked. A config cannot set api-key-env (config.go).
 	if cfg.sets("url") && !fs.Changed("api-key-env") && opts.APIKey != "" {
 		fmt.Fprintf(e.stderr, "note: not sending $%s as the API key: the URL %s comes from %s, not the command line; give --url or --api-key-env %s here to send it\n",
-			*keyEnv, withoutUserinfo(*url), strings.TrimSuffix(cfg.source, " (its stored config)"), *keyEnv)
+			*keyEnv, urlcred.Strip(*url), strings.TrimSuffix(cfg.source, " (its stored config)"), *keyEnv)
 		opts.APIKey = ""
 	}
 	var err error
@@ -251,7 +252,7 @@ func runRecord(ctx context.Context, e env, args []string) int {
 		opts.SearchStart, opts.SearchStartWhy = predictedStart(cf, opts.PromptTokens+opts.OutputTokens)
 	}
 	if err := opts.Validate(); err != nil {
-		return usageErr(err.Error())
+		return usageErr(recordError(err).Error())
 	}
 
 	cfg.checkPlan(e.stderr, opts)
@@ -278,7 +279,7 @@ func runRecord(ctx context.Context, e env, args []string) int {
 		return exitFailed
 	}
 	if err != nil {
-		fmt.Fprintf(e.stderr, "ceiling record: %v\n", err)
+		fmt.Fprintf(e.stderr, "ceiling record: %v\n", recordError(err))
 		if errors.Is(err, record.ErrInterrupted) {
 			return exitInterrupted
 		}

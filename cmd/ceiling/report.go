@@ -66,6 +66,9 @@ func runReport(ctx context.Context, e env, args []string) int {
 		fmt.Fprintf(e.stderr, "ceiling %s: %v\n", fs.Name(), err)
 		return exitFailed
 	}
+	if len(runs) == 0 && len(sums) > 0 && len(preds) == 0 {
+		return h.usageError(e, "no measured run given: summary-level points (an llm-d report, InferenceX results) are set beside a measured run; they hold no requests to analyze")
+	}
 	if len(runs) == 0 {
 		return h.usageError(e, "no measured run given: a planner's predictions are shown beside a measured run")
 	}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+
 	"github.com/ceiling-llm/ceiling/analyze"
 	"github.com/ceiling-llm/ceiling/importer"
 )
@@ -10,6 +12,12 @@ import (
 // requests to analyze, and are set beside the measured runs instead.
 func splitSummaries(args []string) (rest []string, sums []*importer.Summary, err error) {
 	for _, a := range args {
+		// Detect opens the file: a FIFO or device would block it, and is left to
+		// the run reader, which refuses it by name.
+		if st, err := os.Stat(a); err != nil || !(st.Mode().IsRegular() || st.IsDir()) {
+			rest = append(rest, a)
+			continue
+		}
 		tool, derr := importer.Detect(a)
 		if derr != nil || (tool != importer.FromLLMD && tool != importer.FromInferenceX) {
 			rest = append(rest, a)

@@ -19,7 +19,7 @@ func TestAnalyzeWithSummaryPoints(t *testing.T) {
 	points := filepath.Join(t.TempDir(), "agg.json")
 	// genai-bench measured c=1: TTFT p50 0.23779947950060887 s, TPOT p50 0.008174279459604125 s.
 	body := `[{"hw": "h100", "tp": 1, "conc": 1, "model": "GLM-4.6", "output_tput_per_gpu": 100, "median_ttft": 0.25, "median_tpot": 0.008, "median_intvty": 125},
-	          {"hw": "h100", "tp": 1, "conc": 64, "model": "GLM-4.6", "output_tput_per_gpu": 2000, "median_ttft": 1.5, "median_tpot": 0.03}]`
+	          {"hw": "h100", "tp": 1, "conc": 64, "model": "Qwen/Qwen3-8B", "output_tput_per_gpu": 2000, "median_ttft": 1.5, "median_tpot": 0.03}]`
 	if err := os.WriteFile(points, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -45,6 +45,10 @@ func TestAnalyzeWithSummaryPoints(t *testing.T) {
 	}
 	if want := (0.25 - *p.Measured.TTFT) / *p.Measured.TTFT * 100; abs(*p.DiffPct.TTFT-want) > 1e-9 {
 		t.Errorf("TTFT difference %g%%, want %g%%", *p.DiffPct.TTFT, want)
+	}
+	// GLM-4.6 is the run's zai-org/GLM-4.6; Qwen3-8B is another model.
+	if notes := strings.Join(sc.Notes, "\n"); strings.Contains(notes, `"GLM-4.6"`) || !strings.Contains(notes, `"Qwen/Qwen3-8B", the run "zai-org/GLM-4.6": these are different models`) {
+		t.Errorf("model notes: %s", notes)
 	}
 	if far.MeasuredLevel != nil || far.DiffPct.OutputTokSPerGPU != nil {
 		t.Errorf("the c=64 point was compared with a level the run did not measure: %+v", far)

@@ -27,6 +27,10 @@ type Options struct {
 	Slots   int    // -np (default 4)
 	Context int    // -c, total KV tokens shared by the slots (default 8192)
 	Alias   string // -a, the model id the server reports (default "tiny-d64")
+	// Unified passes --kv-unified: the slots share one cache of Context tokens
+	// (each slot's n_ctx is the whole cache); without it each slot owns Context ÷
+	// Slots tokens.
+	Unified bool
 }
 
 // Server is a running llama-server.
@@ -84,6 +88,9 @@ func Start(t testing.TB, opt Options) *Server {
 		"-a", opt.Alias, "-np", strconv.Itoa(opt.Slots), "-c", strconv.Itoa(opt.Context),
 		"--metrics", "--no-webui", "-t", "2", "--no-jinja", "--chat-template", "chatml",
 		"--override-kv", "llama.context_length=int:2048")
+	if opt.Unified {
+		cmd.Args = append(cmd.Args, "--kv-unified")
+	}
 	out := &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ceiling-llm/ceiling/internal/urlcred"
 	"github.com/ceiling-llm/ceiling/record/internal/sse"
 )
 
@@ -131,26 +132,9 @@ func redactURLError(err error) string {
 	return err.Error()
 }
 
-// StripCredentials returns raw without any user:password@ part and without its
-// query and fragment (which may hold a token), for storing and printing.
-// Unparseable input is reduced to its scheme and host as well as possible.
-func StripCredentials(raw string) string {
-	if i := strings.IndexAny(raw, "?#"); i >= 0 {
-		raw = raw[:i]
-	}
-	u, err := url.Parse(raw)
-	if err != nil {
-		if i := strings.LastIndex(raw, "@"); i >= 0 {
-			if j := strings.Index(raw, "://"); j >= 0 && j < i {
-				return raw[:j+3] + raw[i+1:]
-			}
-			return raw[i+1:]
-		}
-		return raw
-	}
-	u.User = nil
-	return u.String()
-}
+// StripCredentials returns raw without any user:password@ part, query or fragment
+// (see package urlcred, which the CLI shares).
+func StripCredentials(raw string) string { return urlcred.Strip(raw) }
 
 // New prepares a client; it does not contact the server.
 func New(opts Options) (*Client, error) {

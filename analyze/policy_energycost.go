@@ -1,7 +1,9 @@
 package analyze
 
+import "fmt"
+
 // The energy side of the decision: each level's GPU power and energy per token
-// (from energy.go) and, with a price of electricity, the energy cost per million
+// (from policy_energy.go) and, with a price of electricity, the energy cost per million
 // output tokens beside the GPU-hour cost. Energy cost per million output tokens =
 // J/token × 10^6 ÷ 3.6·10^6 J/kWh × PUE × USD/kWh. A rented GPU-hour usually
 // includes its power; for owned hardware the GPU-hour price is the amortisation
@@ -19,6 +21,27 @@ type LevelEnergy struct {
 	// output tokens; null unless both prices are given.
 	EnergyShare *float64 `json:"energy_share"`
 	PUE         float64  `json:"pue"`
+}
+
+// energyLine is the ceiling's power and energy in one line of the text output.
+func energyLine(e *LevelEnergy) string {
+	line := "GPU power there:"
+	if e.PowerPerGPUW != nil {
+		line += fmt.Sprintf(" %.0f W per GPU", *e.PowerPerGPUW)
+	}
+	if e.JPerOutputToken != nil {
+		line += fmt.Sprintf(", %.3g J per output token", *e.JPerOutputToken)
+	}
+	if e.JPerRequest != nil {
+		line += fmt.Sprintf(", %.3g J per request", *e.JPerRequest)
+	}
+	if e.EnergyCostPerMOutput != nil {
+		line += fmt.Sprintf("; energy $%.4f per million output tokens at PUE %.2f", *e.EnergyCostPerMOutput, e.PUE)
+		if e.EnergyShare != nil {
+			line += fmt.Sprintf(" (%.0f%% of GPU-hours + energy)", *e.EnergyShare*100)
+		}
+	}
+	return line
 }
 
 // jPerKWh is the joules in a kilowatt-hour.
@@ -66,6 +89,10 @@ func energyDecision(r *Run, opt Options) {
 	if a := d.AtCeiling; a != nil {
 		if l := byLevel[a.Level]; l != nil && l.GPU != nil {
 			a.Energy = levelEnergy(l.GPU, a.OutputTokS, a.CostPerMOutput, opt.Decision)
+			if l.GPU.GPUs != d.GPUs {
+				d.Notes = append(d.Notes, fmt.Sprintf("the GPU exporters reported %d GPUs, the deployment counts %d (--gpus): the energy is that of the %d reported, the GPU-hour cost that of %d",
+					l.GPU.GPUs, d.GPUs, l.GPU.GPUs, d.GPUs))
+			}
 		}
 	}
 }

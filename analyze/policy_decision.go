@@ -25,7 +25,7 @@ type DecisionOptions struct {
 	Headroom float64
 	// PowerCostKWh is the price of electricity in USD per kWh and PUE the facility's
 	// power usage effectiveness (0 = 1): with GPU telemetry they give the energy cost
-	// per million tokens (energycost.go). 0 = no energy cost.
+	// per million tokens (policy_energycost.go). 0 = no energy cost.
 	PowerCostKWh, PUE float64
 }
 
@@ -87,7 +87,7 @@ type LevelDecision struct {
 	// Roofline is the level against its roofline; null without one.
 	Roofline *LevelRoofline `json:"roofline"`
 	// Energy is the level's GPU power and energy per token; null without GPU
-	// telemetry (energycost.go).
+	// telemetry (policy_energycost.go).
 	Energy *LevelEnergy `json:"energy"`
 }
 

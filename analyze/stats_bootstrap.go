@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // Error bars: a seeded bootstrap gives each level a 95% confidence interval for its
@@ -33,9 +35,10 @@ import (
 //     KV ceiling is a model, not a measurement, and stays). The share of resamples
 //     giving the reported ceiling is its stability.
 //
-// Memory: four bins × bootstrapBins floats per level (6.4 KiB) plus, while a level is
-// resampled, a count per request and nine floats per resample. The per-request values
-// are those kept for the percentiles anyway.
+// Memory: four bins × bootstrapBins floats per level (6.4 KiB) plus nine floats per
+// resample. The per-request values are those finish reads back from disk
+// (spill.go), one level at a time: a level is resampled while they are loaded, so
+// the draws never hold more than one level's values.
 
 const (
 	// defaultResamples is the number of bootstrap resamples (Options.Resamples 0).
@@ -284,7 +287,7 @@ func (r *levelResamples) percentiles(rng *rand.Rand, cnt int, at func(int) float
 		u, prev := 0.0, 0
 		for j, k := range ranks {
 			if k > prev {
-				u += (1 - u) * betaVariate(rng, float64(k-prev), float64(cnt-k+1))
+				u += (1 - u) * distuv.Beta{Alpha: float64(k - prev), Beta: float64(cnt - k + 1), Src: rng}.Rand()
 				prev = k
 			}
 			vals[j] = at(min(int(u*float64(cnt)), cnt-1))
@@ -293,30 +296,6 @@ func (r *levelResamples) percentiles(rng *rand.Rand, cnt int, at func(int) float
 		p99[i] = vals[2] + frac[1]*(vals[3]-vals[2])
 	}
 	return p50, p99
-}
-
-// betaVariate draws from Beta(a, b), a, b ≥ 1, as G_a / (G_a + G_b).
-func betaVariate(rng *rand.Rand, a, b float64) float64 {
-	x := gammaVariate(rng, a)
-	return x / (x + gammaVariate(rng, b))
-}
-
-// gammaVariate draws from Gamma(shape, 1), shape ≥ 1, by Marsaglia and Tsang's
-// method ("A simple method for generating gamma variables", ACM TOMS 2000).
-func gammaVariate(rng *rand.Rand, shape float64) float64 {
-	d := shape - 1.0/3
-	c := 1 / math.Sqrt(9*d)
-	for {
-		x := rng.NormFloat64()
-		v := 1 + c*x
-		if v <= 0 {
-			continue
-		}
-		v = v * v * v
-		if u := rng.Float64(); math.Log(u) < 0.5*x*x+d-d*v+d*math.Log(v) {
-			return d * v
-		}
-	}
 }
 
 // interval is the percentile interval of resampled values (sorted in place).
@@ -341,26 +320,31 @@ func optInterval(v []float64) *Interval {
 	return &iv
 }
 
+// resampleCount is the number of resamples of opt (Resamples ≥ 0).
+func resampleCount(opt Options) int {
+	if opt.Resamples == 0 {
+		return defaultResamples
+	}
+	return opt.Resamples
+}
+
 // bootstrapRun fills every level's CI and r.Bootstrap, and warns when the ceiling is
-// unstable. It runs after modelRun, on the levels' accumulators (whose per-request
-// values finish has sorted).
+// unstable. It runs after modelRun, on the resamples buildRun drew for each level
+// while that level's values were loaded.
 func bootstrapRun(r *Run, acc *runAcc, opt Options) {
 	n := opt.Resamples
 	if n < 0 || len(r.Levels) == 0 {
 		return
 	}
-	if n == 0 {
-		n = defaultResamples
-	}
-	// Levels resample independently, each from its own seeded stream: in parallel,
-	// with the same result in any order.
+	n = resampleCount(opt)
+	// Levels resample independently, each from its own seeded stream, while
+	// buildRun has the level's values loaded (resampleLevel).
 	res := make([]*levelResamples, len(r.Levels))
-	parallel(len(r.Levels), func(i int) {
-		lv := r.Levels[i]
+	for i, lv := range r.Levels {
 		if l := acc.levels[int32(lv.Level)]; l != nil {
-			res[i] = resampleLevel(l, lv, n, opt.SLO.E2E != nil)
+			res[i] = l.resampled
 		}
-	})
+	}
 	for i := range r.Levels {
 		rs := res[i]
 		if rs == nil {

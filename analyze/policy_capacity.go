@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/ceiling-llm/ceiling/capacity"
+	"github.com/ceiling-llm/ceiling/internal/numfmt"
 )
 
 // The capacity section of a run: the capacity model (package capacity) put beside what
@@ -188,21 +189,4 @@ func declaredDetail(f serverFacts, v int64) string {
 }
 
 // groupDigits writes n with thousands separators: 351,424.
-func groupDigits(n int64) string {
-	s := fmt.Sprintf("%d", n)
-	neg := n < 0
-	if neg {
-		s = s[1:]
-	}
-	var out []byte
-	for i := range len(s) {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			out = append(out, ',')
-		}
-		out = append(out, s[i])
-	}
-	if neg {
-		return "-" + string(out)
-	}
-	return string(out)
-}
+func groupDigits(n int64) string { return numfmt.Int(n) }

@@ -69,6 +69,9 @@ func CompareSummary(r *Run, opt Options, s *summary.Summary) *SummaryCheck {
 		if pc.Theirs.OutputTokSPerGPU == nil && p.OutputTokS != nil && p.GPUs > 0 {
 			pc.Theirs.OutputTokSPerGPU = pf(*p.OutputTokS / float64(p.GPUs))
 		}
+		if p.Model != "" && r.Model != "" && !sameModel(p.Model, r.Model) {
+			sc.Notes = appendOnce(sc.Notes, fmt.Sprintf("the points measured model %q, the run %q: these are different models", p.Model, r.Model))
+		}
 		if p.GPUs > 0 && p.GPUs != gpus {
 			sc.Notes = appendOnce(sc.Notes, fmt.Sprintf("%s ran on %d GPUs, the measured run on %d (%s): per-GPU figures compare deployments of different sizes", p.Label, p.GPUs, gpus, basis))
 		}
@@ -96,6 +99,18 @@ func CompareSummary(r *Run, opt Options, s *summary.Summary) *SummaryCheck {
 	}
 	sc.Notes = append(sc.Notes, "summary-level points: the other tool's own statistics (its percentile and TPOT definitions), with no requests behind them to re-derive")
 	return sc
+}
+
+// sameModel compares model names without their organisation prefix
+// ("zai-org/GLM-4.6" is "GLM-4.6"), case-insensitively.
+func sameModel(a, b string) bool {
+	base := func(s string) string {
+		if i := strings.LastIndexByte(s, '/'); i >= 0 {
+			s = s[i+1:]
+		}
+		return strings.ToLower(strings.TrimSpace(s))
+	}
+	return base(a) == base(b)
 }
 
 func appendOnce(list []string, s string) []string {

@@ -253,7 +253,7 @@ func curveFromRun(r *Run) []CurvePoint {
 		}
 		p := CurvePoint{Level: l.Level, Concurrency: float64(l.Concurrency), Batch: l.DecodeConcurrency,
 			OutputTokS: l.OutputTokS, PerUserTokS: l.PerUserTokS, TTFT: l.TTFT.P50, TPOT: l.TPOT.P50, Valid: l.Valid}
-		if l.CI != nil {
+		if l.CI != nil && l.CI.OutputTokS != nil { // no interval where the window was too short
 			p.CILow, p.CIHigh = pf(l.CI.OutputTokS.Low), pf(l.CI.OutputTokS.High)
 		}
 		pts = append(pts, p)

@@ -51,6 +51,9 @@ func writeDecision(b *strings.Builder, r *Run, md bool) {
 			}
 		}
 		fmt.Fprintln(b, line)
+		if e := a.Energy; e != nil {
+			fmt.Fprintln(b, energyLine(e))
+		}
 	}
 	if s := d.Sizing; s != nil {
 		load := fmt.Sprintf("%.2f requests/s", s.TargetRPS)

@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"sort"
@@ -241,6 +242,12 @@ func counterIncrease(ss gpuSeries) (inc, secs float64, resets int, ok bool) {
 // telemetry was recorded but some levels have none.
 func attachGPU(r *Run, samples []gpuSample) {
 	if len(samples) == 0 {
+		var srv struct {
+			GPUMetricsURLs []string `json:"gpu_metrics_urls"`
+		}
+		if len(r.Server) > 0 && json.Unmarshal(r.Server, &srv) == nil && len(srv.GPUMetricsURLs) > 0 {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("GPU telemetry: %d exporters were given (--gpu-metrics-url) but the metrics sidecar holds no GPU power or energy sample: no power figures", len(srv.GPUMetricsURLs)))
+		}
 		return
 	}
 	missing := 0

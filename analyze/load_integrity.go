@@ -114,9 +114,9 @@ type sidecarPoints struct {
 	runID  string
 	series map[[2]string][]metricPoint
 	// counters are the server counters of every scrape, by scrape time, for
-	// servercounters.go.
+	// stats_servercounters.go.
 	counters map[int64][]counterSample
-	// gpu are the GPU exporters' samples (energy.go).
+	// gpu are the GPU exporters' samples (policy_energy.go).
 	gpu []gpuSample
 }
 

@@ -42,7 +42,7 @@ type KVCheck struct {
 	// ObservedFromLevel is the level the observed tokens were estimated at.
 	ObservedFromLevel *int `json:"observed_from_level"`
 	// FullAtLevel is the first level where the server's KV cache was full or
-	// pressed (see kvcheck.go), null when it never was.
+	// pressed (see policy_kvcheck.go), null when it never was.
 	FullAtLevel *int    `json:"full_at_level"`
 	Tolerance   float64 `json:"tolerance"`
 	// Agree is null when fewer than two figures are known.

@@ -52,7 +52,7 @@ type WhatIfResult struct {
 	Change    string      `json:"change"` // the --to-* flags
 	Rows      []WhatIfRow `json:"rows"`
 	// Levels are the measured levels predicted under the change at the same
-	// concurrency (whatifcurve.go); empty without a roofline for both deployments.
+	// concurrency (policy_whatifcurve.go); empty without a roofline for both deployments.
 	Levels         []LevelPrediction `json:"levels"`
 	Model          string            `json:"model"`
 	IntervalMethod string            `json:"interval_method"`

@@ -22,8 +22,8 @@ func modelRun(r *Run, facts serverFacts, work workloadTokens, opt Options) error
 	r.Capacity = capacity
 	r.Warnings = append(r.Warnings, warnings...)
 
-	// Invalid levels (validity.go) are shown but make no ceiling and no fit.
-	// Repeats of one point (--repeat) count once, pooled (repeats.go).
+	// Invalid levels (policy_validity.go) are shown but make no ceiling and no fit.
+	// Repeats of one point (--repeat) count once, pooled (stats_repeats.go).
 	levels := poolRepeats(validLevels(r.Levels))
 	pts := throughputPoints(levels)
 	if len(pts) >= 3 {

@@ -11,7 +11,7 @@ import (
 func writePredictions(b *strings.Builder, a *Analysis, md bool) {
 	for _, pc := range a.Predictions {
 		heading(b, md, 1, fmt.Sprintf("PREDICTED by %s beside measured run %s", pc.Planner, pc.MeasuredRun))
-		fmt.Fprintf(b, "prediction: %s (%s, not measured); measured per-GPU figures divide by %d GPUs (%s)\n",
+		fmt.Fprintf(b, "prediction: %s (%s, not measured); measured per-GPU figures divide by %d GPU(s) (%s)\n",
 			pc.Source, pc.Tool, pc.MeasuredGPUs, pc.GPUsBasis)
 		t := &table{head: []string{"point", "c", "PREDICTED tok/s/GPU", "measured", "err", "PREDICTED tok/s/user", "measured", "err",
 			"PREDICTED TTFT ms", "measured p50", "err", "PREDICTED TPOT ms", "measured p50", "err", "KV holds", "measured at"}}

@@ -101,9 +101,6 @@ func errorKind(status int32, errText string, gotToken bool) string {
 	return "other"
 }
 
-// isKVKind says whether an error kind is the KV cache's.
-func isKVKind(kind string) bool { return kind == KindKVExhausted || kind == KindContextExceeded }
-
 // ErrorGroup is one kind of failure of a level with the server's (or the client's)
 // message: Message is the first text seen, Count the failures whose text matches it
 // once numbers are set aside ("request (312 tokens) exceeds ..." and "request (298

@@ -54,7 +54,8 @@ func lockOutput(output string) (l *runLock, stale int, err error) {
 			f.Close()
 			continue
 		}
-		if err := f.Truncate(0); err == nil {
+		err = f.Truncate(0)
+		if err == nil {
 			_, err = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
 		}
 		if err != nil {

@@ -85,7 +85,13 @@ func scanFile(ctx context.Context, f trace.File, want []colSpec, fn batchFunc) e
 }
 
 // analyzeSource runs both passes over one source and assembles its runs.
-func analyzeSource(ctx context.Context, src *source, opt Options) ([]Run, error) {
+func analyzeSource(ctx context.Context, src *source, opt Options) (runs []Run, err error) {
+	spill := &spillDir{chunk: opt.spillChunk}
+	defer func() {
+		if cerr := spill.close(); cerr != nil && err == nil {
+			err = fmt.Errorf("analyzing %s: removing the per-request values: %w", src.name, cerr)
+		}
+	}()
 	wp := newWindowPass()
 	for _, f := range src.files {
 		if err := scanFile(ctx, f, windowColumns(), wp.batch); err != nil {
@@ -98,7 +104,8 @@ func analyzeSource(ctx context.Context, src *source, opt Options) ([]Run, error)
 		}
 	}
 	sp := newStatsPass(opt.SLO, wp.levels)
-	wlp := newWorkloadPass()
+	sp.spill = spill
+	wlp := newWorkloadPass(spill)
 	for _, f := range src.files {
 		if err := scanFile(ctx, f, statsColumns(), sp.batch); err != nil {
 			return nil, err
@@ -109,6 +116,9 @@ func analyzeSource(ctx context.Context, src *source, opt Options) ([]Run, error)
 			}
 			return nil, err
 		}
+	}
+	if spill.err != nil {
+		return nil, fmt.Errorf("analyzing %s: %w", src.name, spill.err)
 	}
 
 	var sidecars []sidecarPoints
@@ -126,7 +136,6 @@ func analyzeSource(ctx context.Context, src *source, opt Options) ([]Run, error)
 	if len(ids) == 0 {
 		ids = []string{src.meta.RunID}
 	}
-	var runs []Run
 	for _, id := range ids {
 		acc := sp.runs[id]
 		if acc == nil {
@@ -139,7 +148,9 @@ func analyzeSource(ctx context.Context, src *source, opt Options) ([]Run, error)
 		if err != nil {
 			return nil, err
 		}
-		wlp.attach(r)
+		if err := wlp.attach(r); err != nil {
+			return nil, fmt.Errorf("analyzing %s: %w", src.name, err)
+		}
 		r.Warnings = append(r.Warnings, wp.excluded.warnings(id)...)
 		r.Warnings = append(r.Warnings, sp.excluded.warnings(id)...)
 		r.Warnings = append(r.Warnings, prefixCacheWarnings(r.Levels, src.meta.Plan, own && src.meta.Source == nil)...)
@@ -196,6 +207,11 @@ func buildRun(src *source, acc *runAcc, own bool, opt Options) (*Run, error) {
 	slices.Sort(keys)
 	for _, k := range keys {
 		l := acc.levels[k]
+		// One level's per-request values are in memory at a time: everything that
+		// reads them (summaries, warnings, the bootstrap's draws) runs here.
+		if err := l.load(); err != nil {
+			return nil, fmt.Errorf("analyzing %s: level %d: %w", src.name, k, err)
+		}
 		lv := l.finish(k, opt.SLO, tailPercentiles(opt.Percentiles))
 		sourceLevel(&lv, metaLevels[int(k)])
 		if m := metaLevels[int(k)]; m != nil {
@@ -204,6 +220,10 @@ func buildRun(src *source, acc *runAcc, own bool, opt Options) (*Run, error) {
 		checkValidity(&lv)
 		r.Levels = append(r.Levels, lv)
 		r.Warnings = append(r.Warnings, l.warnings(lv, metaLevels[int(k)])...)
+		if opt.Resamples >= 0 {
+			l.resampled = resampleLevel(l, lv, resampleCount(opt), opt.SLO.E2E != nil)
+		}
+		l.release()
 	}
 	if len(r.Levels) == 0 {
 		r.Warnings = append(r.Warnings, "the trace holds no measured (non-warm-up) requests")
@@ -224,13 +244,8 @@ func buildRun(src *source, acc *runAcc, own bool, opt Options) (*Run, error) {
 	}
 
 	var work workloadTokens
-	if n := len(acc.work); n > 0 {
-		var sum float64
-		for _, v := range acc.work {
-			sum += v
-		}
-		sort.Float64s(acc.work)
-		work = workloadTokens{Mean: sum / float64(n), P99: percentileSorted(acc.work, 99)}
+	if acc.work.len() > 0 {
+		work = workloadTokens{Mean: acc.work.mean(), P99: acc.work.percentile(99)}
 	}
 	if err := modelRun(r, facts, work, opt); err != nil {
 		return nil, fmt.Errorf("analyzing %s: %w", src.name, err)

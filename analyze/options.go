@@ -32,6 +32,9 @@ type Options struct {
 	// Percentiles are tail percentiles (0 < p < 100) to report beside p99.9 for
 	// every latency, each with its sample-size guard (stats_tail.go).
 	Percentiles []float64
+	// spillChunk is the spill directory's chunk (spill.go): 0 = spillChunk, negative =
+	// keep every value in memory. Tests set it to compare the two.
+	spillChunk int
 }
 
 // Prepare computes the declared deployment once (Deployment), unless it is there

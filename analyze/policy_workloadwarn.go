@@ -70,25 +70,6 @@ type lengthStats struct {
 	hasLength bool
 }
 
-func statsOf(v []float64) lengthStats {
-	s := lengthStats{n: len(v)}
-	if s.n == 0 {
-		return s
-	}
-	s.hasLength = true
-	for _, x := range v {
-		s.mean += x
-	}
-	s.mean /= float64(s.n)
-	for _, x := range v {
-		s.v += (x - s.mean) * (x - s.mean)
-	}
-	if s.n > 1 {
-		s.v /= float64(s.n - 1)
-	}
-	return s
-}
-
 // lengthShiftWarnings compares each level's mean realised prompt and output length
 // with the median of the levels' means (robust to the one level that strays), in
 // standard errors of the difference, from the median of the levels' variances.
@@ -105,11 +86,11 @@ func (p *workloadPass) lengthShiftWarnings(r *Run) []string {
 			if a == nil {
 				continue
 			}
-			v := a.prompt
+			v := &a.prompt
 			if kind == "output" {
-				v = a.output
+				v = &a.output
 			}
-			per[i] = statsOf(v)
+			per[i] = v.stats()
 			if per[i].n >= 2 {
 				means = append(means, per[i].mean)
 				vars = append(vars, per[i].v)

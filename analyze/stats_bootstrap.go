@@ -35,9 +35,10 @@ import (
 //     KV ceiling is a model, not a measurement, and stays). The share of resamples
 //     giving the reported ceiling is its stability.
 //
-// Memory: four bins × bootstrapBins floats per level (6.4 KiB) plus, while a level is
-// resampled, a count per request and nine floats per resample. The per-request values
-// are those kept for the percentiles anyway.
+// Memory: four bins × bootstrapBins floats per level (6.4 KiB) plus nine floats per
+// resample. The per-request values are those finish reads back from disk
+// (spill.go), one level at a time: a level is resampled while they are loaded, so
+// the draws never hold more than one level's values.
 
 const (
 	// defaultResamples is the number of bootstrap resamples (Options.Resamples 0).
@@ -319,26 +320,31 @@ func optInterval(v []float64) *Interval {
 	return &iv
 }
 
+// resampleCount is the number of resamples of opt (Resamples ≥ 0).
+func resampleCount(opt Options) int {
+	if opt.Resamples == 0 {
+		return defaultResamples
+	}
+	return opt.Resamples
+}
+
 // bootstrapRun fills every level's CI and r.Bootstrap, and warns when the ceiling is
-// unstable. It runs after modelRun, on the levels' accumulators (whose per-request
-// values finish has sorted).
+// unstable. It runs after modelRun, on the resamples buildRun drew for each level
+// while that level's values were loaded.
 func bootstrapRun(r *Run, acc *runAcc, opt Options) {
 	n := opt.Resamples
 	if n < 0 || len(r.Levels) == 0 {
 		return
 	}
-	if n == 0 {
-		n = defaultResamples
-	}
-	// Levels resample independently, each from its own seeded stream: in parallel,
-	// with the same result in any order.
+	n = resampleCount(opt)
+	// Levels resample independently, each from its own seeded stream, while
+	// buildRun has the level's values loaded (resampleLevel).
 	res := make([]*levelResamples, len(r.Levels))
-	parallel(len(r.Levels), func(i int) {
-		lv := r.Levels[i]
+	for i, lv := range r.Levels {
 		if l := acc.levels[int32(lv.Level)]; l != nil {
-			res[i] = resampleLevel(l, lv, n, opt.SLO.E2E != nil)
+			res[i] = l.resampled
 		}
-	})
+	}
 	for i := range r.Levels {
 		rs := res[i]
 		if rs == nil {

@@ -22,8 +22,9 @@ import (
 //     occupancy that fall inside the window, using per-chunk arrival times
 //     (first token + cumulative gaps).
 //
-// Memory is a few numbers per request (for exact latency percentiles) plus the gap
-// counts, never the chunks themselves.
+// Memory is the gap counts, never the chunks themselves, plus the per-request
+// latencies of the exact percentiles, which spill to disk as they arrive (spill.go)
+// and are read back one level at a time.
 
 // timelineMax is the most requests drawn on a level's timeline.
 const timelineMax = 500
@@ -210,47 +211,56 @@ func (c *batchCols) load(rec arrow.Record, cols map[string]int, all bool) {
 
 // levelAcc accumulates the statistics of one level in the second pass.
 type levelAcc struct {
-	w             *windowAcc
-	ws, we        int64 // steady-state window
-	steady        bool
-	requests      int
-	errors        int
-	kinds         map[string]int
-	groups        errorGroups
-	ttft, ttfc    []int64
-	e2e           []int64
-	tpot, perUser []float64
-	itl           gapHist
-	outTokens     int64
-	promptSum     int64
-	promptN       int
-	winTokens     float64
-	winDone       int
-	good          int
-	decodeNs      float64
-	waitNs        float64
-	usageRows     int // successful rows with usage token counts
-	chunkRows     int // successful rows whose tokens were counted from chunks
-	exactRows     int // usage rows with exactly one token per chunk
-	moreChunks    int // usage rows with >2% more chunks than tokens
-	fewerChunks   int // usage rows with >2% fewer chunks than tokens
-	usageTokens   int64
-	usageChunks   int64
-	lags          []int64 // open loop: sent − scheduled
+	w        *windowAcc
+	ws, we   int64 // steady-state window
+	steady   bool
+	requests int
+	errors   int
+	kinds    map[string]int
+	groups   errorGroups
+	// The per-request values, spilled as the pass reads them (spill.go); load
+	// reads a level's back, sorted, into the slices below, and release drops them.
+	ttftCol, ttfcCol, e2eCol  spillCol[int64]
+	tpotCol, perUserCol       spillCol[float64]
+	lagsCol                   spillCol[int64]
+	ttftSchedCol, e2eSchedCol spillCol[int64]
+	ttft, ttfc                []int64
+	e2e                       []int64
+	tpot, perUser             []float64
+	itl                       gapHist
+	outTokens                 int64
+	promptSum                 int64
+	promptN                   int
+	winTokens                 float64
+	winDone                   int
+	good                      int
+	decodeNs                  float64
+	waitNs                    float64
+	usageRows                 int // successful rows with usage token counts
+	chunkRows                 int // successful rows whose tokens were counted from chunks
+	exactRows                 int // usage rows with exactly one token per chunk
+	moreChunks                int // usage rows with >2% more chunks than tokens
+	fewerChunks               int // usage rows with >2% fewer chunks than tokens
+	usageTokens               int64
+	usageChunks               int64
+	lags                      []int64 // open loop: sent − scheduled
 	// ttftSched and e2eSched are the open-loop latencies of successful requests
 	// measured from the scheduled send (corrected for coordinated omission).
 	ttftSched, e2eSched []int64
-	every, seen         int
-	timeline            []TimelineRequest
-	timelineThinned     bool
-	bins                binAcc // the window in time bins, for the bootstrap
+	// resampled is the level's bootstrap, drawn while its values are loaded
+	// (nil when the bootstrap is off).
+	resampled       *levelResamples
+	every, seen     int
+	timeline        []TimelineRequest
+	timelineThinned bool
+	bins            binAcc // the window in time bins, for the bootstrap
 }
 
 // runAcc accumulates one run (one run_id of one source).
 type runAcc struct {
 	id     string
 	levels map[int32]*levelAcc
-	work   []float64 // prompt+output tokens per successful non-warm-up request
+	work   intCounts // prompt+output tokens per successful non-warm-up request
 }
 
 // statsPass is the second pass over one source.
@@ -259,8 +269,11 @@ type statsPass struct {
 	wins     map[levelKey]*windowAcc
 	runs     map[string]*runAcc
 	excluded exclusions // the rows only this pass excludes
+	spill    *spillDir  // where per-request values spill (nil: kept in memory)
 }
 
+// newStatsPass is the pass over levels windowed by wins. With spill nil the
+// per-request values stay in memory.
 func newStatsPass(slo SLO, wins map[levelKey]*windowAcc) *statsPass {
 	return &statsPass{slo: slo, wins: wins, runs: map[string]*runAcc{}, excluded: exclusions{}}
 }
@@ -277,14 +290,11 @@ func (p *statsPass) level(k levelKey) *levelAcc {
 		if w == nil { // cannot happen: pass 1 saw the same rows
 			w = &windowAcc{workers: map[int32]*[2]int64{}}
 		}
-		// Pass 1 counted the level's rows: size the per-request slices once, so
-		// that append never doubles them (and the peak memory) on large levels.
-		l = &levelAcc{w: w, kinds: map[string]int{},
-			ttft: make([]int64, 0, w.n), e2e: make([]int64, 0, w.n), ttfc: make([]int64, 0, w.n),
-			tpot: make([]float64, 0, w.n), perUser: make([]float64, 0, w.n)}
-		if w.rate > 0 {
-			l.lags = make([]int64, 0, w.n)
+		l = &levelAcc{w: w, kinds: map[string]int{}}
+		for _, c := range []*spillCol[int64]{&l.ttftCol, &l.ttfcCol, &l.e2eCol, &l.lagsCol, &l.ttftSchedCol, &l.e2eSchedCol} {
+			c.dir = p.spill
 		}
+		l.tpotCol.dir, l.perUserCol.dir = p.spill, p.spill
 		l.ws, l.we, l.steady = w.window()
 		l.bins.init(l.ws, l.we)
 		l.every = max(1, (w.n+timelineMax-1)/timelineMax)
@@ -346,7 +356,7 @@ func (p *statsPass) row(c *batchCols, i int, l *levelAcc, run *runAcc) {
 	}
 	ok := status >= 200 && status < 300 && errText == "" && hasTok
 	if l.w.rate > 0 {
-		l.lags = append(l.lags, sent-c.sched.Value(i))
+		l.lagsCol.add(sent - c.sched.Value(i))
 	}
 
 	// Occupancy (Little's law) counts every attempt while it is in flight: waiting
@@ -411,23 +421,23 @@ func (p *statsPass) row(c *batchCols, i int, l *levelAcc, run *runAcc) {
 	}
 
 	ttft, e2e := ft-sent, end-sent
-	l.ttft = append(l.ttft, ttft)
-	l.e2e = append(l.e2e, e2e)
+	l.ttftCol.add(ttft)
+	l.e2eCol.add(e2e)
 	if l.w.rate > 0 {
 		sched := c.sched.Value(i)
-		l.ttftSched = append(l.ttftSched, ft-sched)
-		l.e2eSched = append(l.e2eSched, end-sched)
+		l.ttftSchedCol.add(ft - sched)
+		l.e2eSchedCol.add(end - sched)
 	}
 	if c.firstCon.IsValid(i) {
-		l.ttfc = append(l.ttfc, c.firstCon.Value(i)-sent)
+		l.ttfcCol.add(c.firstCon.Value(i) - sent)
 	}
 	var tpot float64 // vLLM: a request of ≤ 1 token counts as TPOT 0 for goodput
 	if out > 1 {
 		tpot = float64(e2e-ttft) / 1e9 / float64(out-1)
-		l.tpot = append(l.tpot, tpot)
+		l.tpotCol.add(tpot)
 	}
 	if e2e > ttft && out > 0 {
-		l.perUser = append(l.perUser, float64(out)/(float64(e2e-ttft)/1e9))
+		l.perUserCol.add(float64(out) / (float64(e2e-ttft) / 1e9))
 	}
 	l.outTokens += out
 	l.bins.success(ft, end, gaps, out)
@@ -437,7 +447,7 @@ func (p *statsPass) row(c *batchCols, i int, l *levelAcc, run *runAcc) {
 		l.promptSum += prompt
 		l.promptN++
 	}
-	run.work = append(run.work, float64(prompt+out))
+	run.work.add(prompt + out)
 
 	// Pooled gaps, and the chunk arrival times for the window.
 	l.itl.addAll(gaps)
@@ -500,6 +510,33 @@ func overlap(a, b, ws, we int64) float64 {
 // hasSLO reports whether any latency target is set.
 func (s SLO) hasSLO() bool { return s.TTFT != nil || s.TPOT != nil || s.E2E != nil }
 
+// load reads the level's spilled per-request values back, sorted, for finish,
+// warnings and the bootstrap; release drops them again, so that only one level's
+// values are in memory at a time.
+func (l *levelAcc) load() error {
+	var err error
+	ints := []struct {
+		col *spillCol[int64]
+		dst *[]int64
+	}{{&l.ttftCol, &l.ttft}, {&l.ttfcCol, &l.ttfc}, {&l.e2eCol, &l.e2e}, {&l.lagsCol, &l.lags},
+		{&l.ttftSchedCol, &l.ttftSched}, {&l.e2eSchedCol, &l.e2eSched}}
+	for _, c := range ints {
+		if *c.dst, err = c.col.sorted(); err != nil {
+			return err
+		}
+	}
+	if l.tpot, err = l.tpotCol.sorted(); err != nil {
+		return err
+	}
+	l.perUser, err = l.perUserCol.sorted()
+	return err
+}
+
+func (l *levelAcc) release() {
+	l.ttft, l.ttfc, l.e2e, l.lags, l.ttftSched, l.e2eSched = nil, nil, nil, nil, nil, nil
+	l.tpot, l.perUser = nil, nil
+}
+
 // finish turns the accumulated level into its statistics.
 func (l *levelAcc) finish(level int32, slo SLO, tail []float64) Level {
 	w := l.w
@@ -543,7 +580,6 @@ func (l *levelAcc) finish(level int32, slo SLO, tail []float64) Level {
 		out.MeanOutputTokens = float64(l.outTokens) / float64(n)
 	}
 	if len(l.perUser) > 0 {
-		sort.Float64s(l.perUser)
 		out.PerUserTokS = percentileSorted(l.perUser, 50)
 	}
 	out.TTFT = summarizeNs(l.ttft)

@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"context"
+	"fmt"
 	"slices"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -66,16 +67,18 @@ func workloadColumns(withTurn bool) []colSpec {
 }
 
 // workloadAcc accumulates one level.
+// Lengths are integers, held as counts per length (intcounts.go); a turn's TTFTs
+// spill to disk like the levels' latencies (spill.go).
 type workloadAcc struct {
-	target, prompt, maxTok, output []float64
+	target, prompt, maxTok, output intCounts
 	cachedN                        int
 	cached, cachedPrompt           float64
 	turns                          map[int]*turnAcc
 }
 
 type turnAcc struct {
-	prompt               []float64
-	ttft                 []int64
+	prompt               intCounts
+	ttft                 spillCol[int64]
 	cached, cachedPrompt float64
 	cachedN              int
 }
@@ -83,10 +86,11 @@ type turnAcc struct {
 // workloadPass is the third pass: per run and level.
 type workloadPass struct {
 	levels map[string]map[int32]*workloadAcc
+	spill  *spillDir
 }
 
-func newWorkloadPass() *workloadPass {
-	return &workloadPass{levels: map[string]map[int32]*workloadAcc{}}
+func newWorkloadPass(spill *spillDir) *workloadPass {
+	return &workloadPass{levels: map[string]map[int32]*workloadAcc{}, spill: spill}
 }
 
 // scanWorkload runs the pass over one trace file.
@@ -157,19 +161,19 @@ func (p *workloadPass) batch(rec arrow.Record, cols map[string]int, withTurn boo
 			byLevel[level.Value(i)] = a
 		}
 		if t := target.Value(i); t > 0 {
-			a.target = append(a.target, float64(t))
+			a.target.add(int64(t))
 		}
 		if m := maxTok.Value(i); m > 0 {
-			a.maxTok = append(a.maxTok, float64(m))
+			a.maxTok.add(int64(m))
 		}
 		if output.IsValid(i) {
-			a.output = append(a.output, float64(output.Value(i)))
+			a.output.add(int64(output.Value(i)))
 		}
 		if !prompt.IsValid(i) {
 			continue
 		}
 		pt := float64(prompt.Value(i))
-		a.prompt = append(a.prompt, pt)
+		a.prompt.add(int64(prompt.Value(i)))
 		hit := cached.IsValid(i)
 		if hit {
 			a.cachedN++
@@ -182,12 +186,12 @@ func (p *workloadPass) batch(rec arrow.Record, cols map[string]int, withTurn boo
 		k := int(turn.Value(i))
 		ta := a.turns[k]
 		if ta == nil {
-			ta = &turnAcc{}
+			ta = &turnAcc{ttft: spillCol[int64]{dir: p.spill}}
 			a.turns[k] = ta
 		}
-		ta.prompt = append(ta.prompt, pt)
+		ta.prompt.add(int64(prompt.Value(i)))
 		if first.IsValid(i) {
-			ta.ttft = append(ta.ttft, first.Value(i)-sent.Value(i))
+			ta.ttft.add(first.Value(i) - sent.Value(i))
 		}
 		if hit {
 			ta.cachedN++
@@ -199,13 +203,13 @@ func (p *workloadPass) batch(rec arrow.Record, cols map[string]int, withTurn boo
 }
 
 // level is the Workload of one run's level (nil when it had no successful request).
-func (p *workloadPass) level(runID string, level int32) *Workload {
+func (p *workloadPass) level(runID string, level int32) (*Workload, error) {
 	a := p.levels[runID][level]
 	if a == nil {
-		return nil
+		return nil, nil
 	}
-	w := &Workload{TargetPrompt: summarize(a.target), Prompt: summarize(a.prompt),
-		MaxTokens: summarize(a.maxTok), Output: summarize(a.output), CachedRequests: a.cachedN}
+	w := &Workload{TargetPrompt: a.target.summary(), Prompt: a.prompt.summary(),
+		MaxTokens: a.maxTok.summary(), Output: a.output.summary(), CachedRequests: a.cachedN}
 	if a.cachedN > 0 && a.cachedPrompt > 0 {
 		w.PrefixHitShare = ptr(a.cached / a.cachedPrompt)
 	}
@@ -216,18 +220,27 @@ func (p *workloadPass) level(runID string, level int32) *Workload {
 	slices.Sort(turns)
 	for _, k := range turns {
 		ta := a.turns[k]
-		ts := TurnStats{Turn: k, Requests: len(ta.prompt), PromptTokens: summarize(ta.prompt), TTFT: summarizeNs(ta.ttft)}
+		ttft, err := ta.ttft.sorted()
+		if err != nil {
+			return nil, err
+		}
+		ts := TurnStats{Turn: k, Requests: ta.prompt.len(), PromptTokens: ta.prompt.summary(), TTFT: summarizeNs(ttft)}
 		if ta.cachedN > 0 && ta.cachedPrompt > 0 {
 			ts.PrefixHitShare = ptr(ta.cached / ta.cachedPrompt)
 		}
 		w.Turns = append(w.Turns, ts)
 	}
-	return w
+	return w, nil
 }
 
 // attach sets each level's Workload.
-func (p *workloadPass) attach(r *Run) {
+func (p *workloadPass) attach(r *Run) error {
 	for i := range r.Levels {
-		r.Levels[i].Workload = p.level(r.RunID, int32(r.Levels[i].Level))
+		w, err := p.level(r.RunID, int32(r.Levels[i].Level))
+		if err != nil {
+			return fmt.Errorf("level %d: %w", r.Levels[i].Level, err)
+		}
+		r.Levels[i].Workload = w
 	}
+	return nil
 }

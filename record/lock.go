@@ -41,7 +41,7 @@ func lockOutput(output string) (l *runLock, stale int, err error) {
 		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 			f.Close()
 			if errors.Is(err, syscall.EWOULDBLOCK) {
-				return nil, 0, fmt.Errorf("%s is %w (pid %d, lock file %s): wait for it to finish or stop it; a second recorder, --resume and --force all refuse while it runs",
+				return nil, 0, fmt.Errorf("%s is %w (pid %d, lock file %s): wait for it to finish or stop it; a second recorder, Options.Resume and Options.Force all refuse while it runs",
 					output, ErrLocked, owner, path)
 			}
 			return nil, 0, fmt.Errorf("cannot lock %s: %w", path, err)

@@ -219,49 +219,49 @@ func (o *Options) defaultSize() bool { return o.RequestsPerLevel == 0 && o.Durat
 func (o *Options) validate() error {
 	switch {
 	case o.Output == "":
-		return errors.New("no output: give -o FILE (or -o - for stdout)")
+		return errors.New("no output: give Options.Output FILE (or Options.Output - for stdout)")
 	case o.Auto && (len(o.Rates) > 0 || o.RateAuto):
-		return errors.New("--concurrency auto and --rate exclude each other")
+		return errors.New("Options.Auto and Options.Rates exclude each other")
 	case o.RateAuto && len(o.Concurrency) > 0:
-		return errors.New("--concurrency and --rate exclude each other")
+		return errors.New("Options.Concurrency and Options.Rates exclude each other")
 	case o.searching() && o.Replay != "":
-		return errors.New("--replay and a search (--concurrency auto, --rate auto) exclude each other")
+		return errors.New("Options.Replay and a search (Options.Auto, Options.RateAuto) exclude each other")
 	case o.searching() && o.Turns > 1:
-		return errors.New("--turns and a search (--concurrency auto, --rate auto) exclude each other: a conversation's levels are not comparable steps")
+		return errors.New("Options.Turns and a search (Options.Auto, Options.RateAuto) exclude each other: a conversation's levels are not comparable steps")
 	case o.Sustain < 0 || o.SearchStart < 0:
-		return errors.New("--sustain and --search-start must not be negative")
+		return errors.New("Options.Sustain and Options.SearchStart must not be negative")
 	case !o.searching() && (o.Sustain > 0 || o.BeyondKV || o.SearchStart > 0 || o.Resolution != ""):
-		return errors.New("--sustain, --beyond-kv, --search-start and --resolution belong to a search: give --concurrency auto or --rate auto")
+		return errors.New("Options.Sustain, Options.BeyondKV, Options.SearchStart and Options.Resolution belong to a search: give Options.Auto or Options.RateAuto")
 	case len(o.Concurrency) > 0 && len(o.Rates) > 0:
-		return errors.New("--concurrency and --rate exclude each other")
+		return errors.New("Options.Concurrency and Options.Rates exclude each other")
 	case !o.searching() && len(o.Concurrency) == 0 && len(o.Rates) == 0 && o.Replay == "":
-		return errors.New("no sweep: give --concurrency LIST|auto or --rate LIST")
+		return errors.New("no sweep: give Options.Concurrency LIST|auto or Options.Rates LIST")
 	case o.RequestsPerLevel > 0 && o.DurationPerLevel > 0:
-		return errors.New("--requests-per-level and --duration-per-level exclude each other")
+		return errors.New("Options.RequestsPerLevel and Options.DurationPerLevel exclude each other")
 	case o.Repeat < 1 || o.Repeat > MaxRepeat:
-		return fmt.Errorf("--repeat %d: want 1 to %d recordings of each level", o.Repeat, MaxRepeat)
+		return fmt.Errorf("Options.Repeat %d: want 1 to %d recordings of each level", o.Repeat, MaxRepeat)
 	case o.RequestsPerLevel < 0 || o.DurationPerLevel < 0 || o.Warmup < 0:
-		return errors.New("--requests-per-level, --duration-per-level and --warmup must not be negative")
+		return errors.New("Options.RequestsPerLevel, Options.DurationPerLevel and Options.Warmup must not be negative")
 	case o.OutputTokens < 1:
-		return errors.New("--output-tokens must be positive")
+		return errors.New("Options.OutputTokens must be positive")
 	case o.OutputTokens > MaxTokensFlag:
-		return fmt.Errorf("--output-tokens %d: at most %d", o.OutputTokens, MaxTokensFlag)
+		return fmt.Errorf("Options.OutputTokens %d: at most %d", o.OutputTokens, MaxTokensFlag)
 	case o.Dataset == "" && o.PromptTokens < 1:
-		return errors.New("--prompt-tokens must be positive")
+		return errors.New("Options.PromptTokens must be positive")
 	case o.PromptTokens > MaxTokensFlag:
-		return fmt.Errorf("--prompt-tokens %d: at most %d (longer than any model's context)", o.PromptTokens, MaxTokensFlag)
+		return fmt.Errorf("Options.PromptTokens %d: at most %d (longer than any model's context)", o.PromptTokens, MaxTokensFlag)
 	case o.SharedPrefixTokens < 0:
-		return errors.New("--shared-prefix-tokens must not be negative")
+		return errors.New("Options.SharedPrefixTokens must not be negative")
 	case o.SharedPrefixTokens > MaxTokensFlag:
-		return fmt.Errorf("--shared-prefix-tokens %d: at most %d", o.SharedPrefixTokens, MaxTokensFlag)
+		return fmt.Errorf("Options.SharedPrefixTokens %d: at most %d", o.SharedPrefixTokens, MaxTokensFlag)
 	case o.Timeout < 0 || o.RequestTimeout < 0 || o.Grace < 0 || o.ScrapeInterval < 0:
-		return errors.New("--timeout, --request-timeout, --grace and --scrape-interval must not be negative")
+		return errors.New("Options.Timeout, Options.RequestTimeout, Options.Grace and Options.ScrapeInterval must not be negative")
 	case o.validateWorkload() != nil:
 		return o.validateWorkload()
 	case o.Endpoint != "chat" && o.Endpoint != "completions":
-		return fmt.Errorf("--endpoint %q: want chat or completions", o.Endpoint)
+		return fmt.Errorf("Options.Endpoint %q: want chat or completions", o.Endpoint)
 	case o.Resume && o.Output == "-":
-		return errors.New("--resume needs an output file, not -o -")
+		return errors.New("Options.Resume needs an output file, not Options.Output -")
 	}
 	if err := o.validateShard(); err != nil {
 		return err
@@ -271,17 +271,17 @@ func (o *Options) validate() error {
 	}
 	if o.searching() {
 		if _, _, err := parseResolution(o.Resolution); err != nil {
-			return fmt.Errorf("--resolution: %w", err)
+			return fmt.Errorf("Options.Resolution: %w", err)
 		}
 	}
 	seen := map[string]bool{}
 	for _, u := range o.GPUMetricsURLs {
 		p, err := url.Parse(u)
 		if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
-			return fmt.Errorf("--gpu-metrics-url %q: want an http(s) URL of a GPU exporter's metrics, e.g. http://node1:9400/metrics", client.StripCredentials(u))
+			return fmt.Errorf("Options.GPUMetricsURLs %q: want an http(s) URL of a GPU exporter's metrics, e.g. http://node1:9400/metrics", client.StripCredentials(u))
 		}
 		if seen[p.Host] {
-			return fmt.Errorf("--gpu-metrics-url: %s is given twice: each exporter (node) once", p.Host)
+			return fmt.Errorf("Options.GPUMetricsURLs: %s is given twice: each exporter (node) once", p.Host)
 		}
 		seen[p.Host] = true
 	}
@@ -297,7 +297,7 @@ func (o *Options) validate() error {
 		// A level with fewer requests than workers never has them all in flight,
 		// and would be labelled with a concurrency it never reached.
 		if m := slices.Max(o.Concurrency); o.RequestsPerLevel < m {
-			return fmt.Errorf("--requests-per-level %d is below --concurrency %d: that level could never have %d requests in flight; pass --requests-per-level %d or more (or --duration-per-level)",
+			return fmt.Errorf("Options.RequestsPerLevel %d is below Options.Concurrency %d: that level could never have %d requests in flight; pass Options.RequestsPerLevel %d or more (or Options.DurationPerLevel)",
 				o.RequestsPerLevel, m, m, m)
 		}
 	}
@@ -391,7 +391,7 @@ func fileLimitError(conns int, limit uint64) error {
 	if need <= limit {
 		return nil
 	}
-	return fmt.Errorf("concurrency %d needs about %d open files, but this process may open %d (ulimit -n): raise the limit (ulimit -n %d, or the hard limit in /etc/security/limits.conf) or lower --concurrency",
+	return fmt.Errorf("concurrency %d needs about %d open files, but this process may open %d (ulimit -n): raise the limit (ulimit -n %d, or the hard limit in /etc/security/limits.conf) or lower Options.Concurrency",
 		conns, need, limit, need)
 }
 
@@ -412,11 +412,11 @@ func (o *Options) validateShard() error {
 	}
 	switch {
 	case o.DurationPerLevel <= 0:
-		return errors.New("a sharded or scheduled sweep needs --duration-per-level: every shard must end each level at the same time")
+		return errors.New("a sharded or scheduled sweep needs Options.DurationPerLevel: every shard must end each level at the same time")
 	case o.Auto:
-		return errors.New("--concurrency auto cannot be sharded or scheduled: each shard would decide the next level alone; give the levels as a list")
+		return errors.New("Options.Auto cannot be sharded or scheduled: each shard would decide the next level alone; give the levels as a list")
 	case o.Replay != "":
-		return errors.New("--replay cannot be sharded or scheduled: the replayed trace is one stream")
+		return errors.New("Options.Replay cannot be sharded or scheduled: the replayed trace is one stream")
 	}
 	return nil
 }

@@ -66,7 +66,7 @@ func TestRecordRepeat(t *testing.T) {
 func TestRepeatValidate(t *testing.T) {
 	for _, n := range []int{-1, MaxRepeat + 1} {
 		o := Options{URL: "http://x", Output: "o.parquet", Concurrency: []int{1}, Repeat: n}
-		if err := o.Validate(); err == nil || !strings.Contains(err.Error(), "--repeat") {
+		if err := o.Validate(); err == nil || !strings.Contains(err.Error(), "Options.Repeat") {
 			t.Errorf("--repeat %d: %v", n, err)
 		}
 	}

@@ -254,9 +254,14 @@ func cards(v *runView) []card {
 	}
 	if l := v.ceilingLvl; l != nil {
 		at := "at concurrency " + levelX(l)
-		out = append(out, card{Name: "Throughput at the ceiling", Value: fmtNum(l.OutputTokS) + " tok/s", Sub: at + " · " + fmtNum(l.PerUserTokS) + " tok/s per user"})
-		out = append(out, card{Name: "TTFT p99 at the ceiling", Value: fmtDurPtr(l.TTFT.P99), Sub: "p50 " + fmtDurPtr(l.TTFT.P50) + sloSuffix(r.SLO.TTFT)})
-		out = append(out, card{Name: "TPOT p99 at the ceiling", Value: fmtDurPtr(l.TPOT.P99), Sub: "p50 " + fmtDurPtr(l.TPOT.P50) + sloSuffix(r.SLO.TPOT)})
+		// Without a ceiling the key level is the highest valid one: say so.
+		where := "at the ceiling"
+		if r.Ceiling.Concurrency == nil {
+			where = "at the last valid level"
+		}
+		out = append(out, card{Name: "Throughput " + where, Value: fmtNum(l.OutputTokS) + " tok/s", Sub: at + " · " + fmtNum(l.PerUserTokS) + " tok/s per user"})
+		out = append(out, card{Name: "TTFT p99 " + where, Value: fmtDurPtr(l.TTFT.P99), Sub: "p50 " + fmtDurPtr(l.TTFT.P50) + sloSuffix(r.SLO.TTFT)})
+		out = append(out, card{Name: "TPOT p99 " + where, Value: fmtDurPtr(l.TPOT.P99), Sub: "p50 " + fmtDurPtr(l.TPOT.P50) + sloSuffix(r.SLO.TPOT)})
 	}
 	out = append(out, capacityCard(r.Capacity))
 	if n := len(r.Levels); n > 0 {

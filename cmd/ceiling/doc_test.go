@@ -240,3 +240,24 @@ func printedLine(printed []string, want string) bool {
 	}
 	return false
 }
+
+// TestReadmeLinksEveryDoc: the README stays the way in (at most 12 KB) and links
+// every page of docs/, so a page another change adds is not left unfound.
+func TestReadmeLinksEveryDoc(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(readme) > 12<<10 {
+		t.Errorf("README.md is %d bytes; keep it at most 12 KB and move reference into docs/", len(readme))
+	}
+	files, err := filepath.Glob("../../docs/*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if name := "docs/" + filepath.Base(f); !strings.Contains(string(readme), "("+name+")") {
+			t.Errorf("README.md does not link %s", name)
+		}
+	}
+}

@@ -252,7 +252,7 @@ func runRecord(ctx context.Context, e env, args []string) int {
 		opts.SearchStart, opts.SearchStartWhy = predictedStart(cf, opts.PromptTokens+opts.OutputTokens)
 	}
 	if err := opts.Validate(); err != nil {
-		return usageErr(err.Error())
+		return usageErr(recordError(err).Error())
 	}
 
 	cfg.checkPlan(e.stderr, opts)
@@ -279,7 +279,7 @@ func runRecord(ctx context.Context, e env, args []string) int {
 		return exitFailed
 	}
 	if err != nil {
-		fmt.Fprintf(e.stderr, "ceiling record: %v\n", err)
+		fmt.Fprintf(e.stderr, "ceiling record: %v\n", recordError(err))
 		if errors.Is(err, record.ErrInterrupted) {
 			return exitInterrupted
 		}

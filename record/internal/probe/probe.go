@@ -214,12 +214,19 @@ func server(ctx context.Context, c *client.Client) (Probe, error) {
 				Version  string `json:"version"`
 				ModelID  string `json:"model_id"`
 				MaxTotal *int64 `json:"max_total_tokens"`
+				// max_batch_total_tokens is the tokens TGI's KV cache holds for the
+				// whole running batch (its router's budget, sized from free memory
+				// at warm-up): the KV capacity. max_total_tokens is one request's.
+				MaxBatchTotal *int64 `json:"max_batch_total_tokens"`
 			}
 			if json.Unmarshal(body, &v) == nil && v.ModelID != "" {
 				p.Server.Kind = "tgi"
 				p.Server.Version = v.Version
 				if p.Server.MaxModelLen == nil {
 					p.Server.MaxModelLen = v.MaxTotal
+				}
+				if p.Server.KVCapacityTokens == nil && v.MaxBatchTotal != nil && *v.MaxBatchTotal > 0 {
+					p.Server.KVCapacityTokens = v.MaxBatchTotal
 				}
 			}
 		}

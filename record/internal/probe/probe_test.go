@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -90,4 +92,28 @@ func deref(p *int64) int64 {
 		return 0
 	}
 	return *p
+}
+
+// TestTGIInfo: TGI's /info gives one request's limit (max_total_tokens) and the KV
+// cache of the whole batch (max_batch_total_tokens), the figure the analysis
+// declares; the body is the shape TGI 3.x answers with.
+func TestTGIInfo(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/v1/models":
+			_, _ = w.Write([]byte(`{"object":"list","data":[{"id":"m","object":"model","owned_by":"meta-llama"}]}`))
+		case "/info":
+			_, _ = w.Write([]byte(`{"model_id":"meta-llama/Llama-3.1-8B-Instruct","model_dtype":"torch.float16","max_input_tokens":4095,"max_total_tokens":4096,"max_batch_total_tokens":149904,"max_concurrent_requests":128,"version":"3.1.2"}`))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	p, err := Server(context.Background(), newClient(t, srv.URL, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Server.Kind != "tgi" || deref(p.Server.KVCapacityTokens) != 149904 || deref(p.Server.MaxModelLen) != 4096 || p.Server.Version != "3.1.2" {
+		t.Errorf("TGI probe %+v, want kind tgi, KV 149904, max_model_len 4096, version 3.1.2", p.Server)
+	}
 }

@@ -8,7 +8,7 @@
 GO ?= go
 SAMPLE ?= samples/llamacpp-d768-4slots.parquet
 
-.PHONY: sample test vet build bench bench-analyze sample-record
+.PHONY: sample test vet build bench bench-analyze bench-analyze-scale sample-record
 
 build:
 	$(GO) build -o ceiling ./cmd/ceiling
@@ -32,6 +32,10 @@ bench:
 
 bench-analyze:
 	scripts/bench-analyze.sh
+
+# 1M and 10M requests side by side (about 3 GB of traces in /tmp; minutes).
+bench-analyze-scale:
+	scripts/bench-analyze-scale.sh
 
 # Re-records the bundled sample against a real llama.cpp server (see samples/README.md).
 sample-record:

@@ -2,10 +2,13 @@ package analyze
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/ceiling-llm/ceiling/analyze/internal/gentrace"
+	"github.com/ceiling-llm/ceiling/trace"
 )
 
 // BenchmarkAnalyze analyzes a generated trace of 20,000 requests × 100 chunks (about
@@ -72,6 +75,63 @@ func BenchmarkBootstrap(b *testing.B) {
 						b.Fatal(err)
 					}
 				}
+			})
+		}
+	}
+}
+
+// BenchmarkLevelMemory is the per-request memory the statistics passes keep: a
+// generated trace of one level goes through the window, statistics and workload
+// passes, and retained-B/req is the live heap they hold afterwards (after a GC)
+// divided by the requests. With the per-request values spilled (the default) it
+// must fall as requests grow, since what is held is a fixed chunk per column; with
+// everything in memory (spill=off, the analysis before spilling) it stays near the
+// 8 bytes × values of every request. The property checked is the ratio between
+// the two sizes, not a time.
+func BenchmarkLevelMemory(b *testing.B) {
+	for _, requests := range []int{20000, 200000} {
+		path := filepath.Join(b.TempDir(), "bench.parquet")
+		if err := gentrace.Write(path, gentrace.Config{Requests: requests, Chunks: 4, Levels: []int{16}, Seed: 1}); err != nil {
+			b.Fatal(err)
+		}
+		for _, mode := range []struct {
+			name  string
+			chunk int
+		}{{"spill=on", 0}, {"spill=off", -1}} {
+			b.Run(fmt.Sprintf("requests=%d/%s", requests, mode.name), func(b *testing.B) {
+				b.Setenv("TMPDIR", b.TempDir())
+				ctx := context.Background()
+				f := trace.File{Name: path}
+				var retained float64
+				b.ReportAllocs()
+				for b.Loop() {
+					var before, after runtime.MemStats
+					runtime.GC()
+					runtime.ReadMemStats(&before)
+					dir := &spillDir{chunk: mode.chunk}
+					wp := newWindowPass()
+					if err := scanTrace(ctx, f, windowColumns(), wp.batch); err != nil {
+						b.Fatal(err)
+					}
+					sp := newStatsPass(SLO{}, wp.levels)
+					sp.spill = dir
+					if err := scanTrace(ctx, f, statsColumns(), sp.batch); err != nil {
+						b.Fatal(err)
+					}
+					wlp := newWorkloadPass(dir)
+					if err := wlp.scan(ctx, f); err != nil {
+						b.Fatal(err)
+					}
+					runtime.GC()
+					runtime.ReadMemStats(&after)
+					retained = float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / float64(requests)
+					runtime.KeepAlive(sp)
+					runtime.KeepAlive(wlp)
+					if err := dir.close(); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(retained, "retained-B/req")
 			})
 		}
 	}

@@ -3,6 +3,7 @@ package analyze
 import (
 	"fmt"
 	"math"
+	"strings"
 )
 
 // The KV ceiling as the server's layout and behaviour give it, the batch ceiling
@@ -47,6 +48,12 @@ func kvCeiling(c *Capacity, all []Level) (value *float64, evidence []string, bat
 			evidence = append(evidence, fmt.Sprintf("%s); at the workload's mean request of %.0f prompt+output tokens that is %.1f requests at once", what, mean, v))
 		}
 	}
+	if note := contextExceededNote(all); note != "" {
+		evidence = append(evidence, note)
+		if value == nil {
+			batchNote = strings.TrimPrefix(batchNote+"; "+note, "; ")
+		}
+	}
 	f := kvFailLevel(all)
 	if f == nil {
 		return value, evidence, batchNote
@@ -75,6 +82,25 @@ func kvCeiling(c *Capacity, all []Level) (value *float64, evidence []string, bat
 		value = &v
 	}
 	return value, append(evidence, ev), batchNote
+}
+
+// contextExceededNote says how many requests the server refused as longer than a
+// sequence may hold (context_exceeded), with its words: with llama.cpp's cache per
+// slot that is a request longer than one slot's n_ctx, at any concurrency.
+func contextExceededNote(all []Level) string {
+	n, msg := 0, ""
+	for _, l := range all {
+		n += l.ErrorKinds[KindContextExceeded]
+		for _, g := range l.ErrorGroups {
+			if g.Kind == KindContextExceeded && msg == "" {
+				msg = g.Message
+			}
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d requests were longer than a sequence's context and failed («%s»): they fail at any concurrency, whatever the cache holds", n, msg)
 }
 
 // slotBatch makes the batch ceiling the server's declared slot count (llama.cpp

@@ -141,3 +141,22 @@ func TestSlotBatch(t *testing.T) {
 		}
 	}
 }
+
+// TestContextExceededNote: requests refused as longer than a slot are named with the
+// server's words in the evidence, beside the slot count.
+func TestContextExceededNote(t *testing.T) {
+	levels := []Level{kvLevel(1, 20, 0.9, 0.1, 200, 0, 32), kvLevel(2, 38, 1.8, 0.2, 200, 0, 32), kvLevel(4, 70, 3.6, 0.4, 200, 0, 32),
+		kvLevel(8, 71, 3.6, 4.4, 200, 0, 32)}
+	levels[3].Errors = 3
+	levels[3].ErrorKinds = map[string]int{KindContextExceeded: 3}
+	levels[3].ErrorGroups = []ErrorGroup{{Kind: KindContextExceeded, Message: "HTTP 400 Bad Request: request (300 tokens) exceeds the available context size (256 tokens), try increasing it", Count: 3}}
+	r := &Run{Levels: levels}
+	facts := serverFacts{Kind: "llamacpp", Slots: ip(4), NCtx: ip(256)}
+	if err := modelRun(r, facts, workloadTokens{Mean: 240, P99: 300}, Options{BudgetInput: capacity.BudgetInput{ReserveGiB: -1}}); err != nil {
+		t.Fatal(err)
+	}
+	ev := strings.Join(r.Ceiling.Evidence, "\n")
+	if r.Ceiling.Binding != "batch" || !strings.Contains(ev, "3 requests were longer than a sequence's context") || !strings.Contains(ev, "exceeds the available context size (256 tokens)") {
+		t.Errorf("ceiling %s, evidence:\n%s", r.Ceiling.Binding, ev)
+	}
+}

@@ -91,7 +91,7 @@ func BenchmarkSearch(b *testing.B) {
 						b.Fatal(err)
 					}
 					answer := info.Search
-					ceiling := math.NaN()
+					var ceiling float64
 					if answer != nil {
 						ceiling = answer.Ceiling
 					} else {

@@ -68,7 +68,7 @@ func TestPartWriteFailureNotListedDone(t *testing.T) {
 	if err == nil {
 		t.Fatal("a run whose level 1 could not be written succeeded")
 	}
-	for _, want := range []string{"level 1", "--resume", trace.PartsDir(o.Output)} {
+	for _, want := range []string{"level 1", "Options.Resume", trace.PartsDir(o.Output)} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not say %q", err, want)
 		}

@@ -41,7 +41,7 @@ func lockOutput(output string) (l *runLock, stale int, err error) {
 		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 			f.Close()
 			if errors.Is(err, syscall.EWOULDBLOCK) {
-				return nil, 0, fmt.Errorf("%s is %w (pid %d, lock file %s): wait for it to finish or stop it; a second recorder, --resume and --force all refuse while it runs",
+				return nil, 0, fmt.Errorf("%s is %w (pid %d, lock file %s): wait for it to finish or stop it; a second recorder, Options.Resume and Options.Force all refuse while it runs",
 					output, ErrLocked, owner, path)
 			}
 			return nil, 0, fmt.Errorf("cannot lock %s: %w", path, err)
@@ -54,7 +54,8 @@ func lockOutput(output string) (l *runLock, stale int, err error) {
 			f.Close()
 			continue
 		}
-		if err := f.Truncate(0); err == nil {
+		err = f.Truncate(0)
+		if err == nil {
 			_, err = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
 		}
 		if err != nil {

@@ -36,7 +36,7 @@ func (r *recorder) probeRequest(ctx context.Context, text string) (int, error) {
 	case res.Status == 401 || res.Status == 403:
 		return -1, fmt.Errorf("%w (%s)", client.ErrUnauthorized, res.Err)
 	case res.Status == 404 && r.modelsStatus == 404:
-		return -1, fmt.Errorf("HTTP 404 at both %s/v1/models and %s: no OpenAI-compatible API there (a wrong port, or a path prefix missing from --url?)", r.client.BaseURL(), r.client.Endpoint())
+		return -1, fmt.Errorf("HTTP 404 at both %s/v1/models and %s: no OpenAI-compatible API there (a wrong port, or a path prefix missing from Options.URL?)", r.client.BaseURL(), r.client.Endpoint())
 	case res.Status == 404:
 		return -1, fmt.Errorf("%w: %q at %s (%s)", errModelNotFound, r.client.Redact(r.opts.Model), r.client.Endpoint(), res.Err)
 	case res.Status == 0 && res.Err != "":

@@ -130,14 +130,14 @@ func Record(ctx context.Context, opts Options) (trace.RunInfo, error) {
 		g := outputGuard(opts)
 		g.Force = true
 		if err := g.Check(opts.Output); err != nil {
-			return trace.RunInfo{}, fmt.Errorf("--resume: %w", err)
+			return trace.RunInfo{}, fmt.Errorf("Options.Resume: %w", err)
 		}
 		if err := checkSidecar(opts); err != nil {
-			return trace.RunInfo{}, fmt.Errorf("--resume: %w", err)
+			return trace.RunInfo{}, fmt.Errorf("Options.Resume: %w", err)
 		}
 		ps, st, err := trace.ResumeParts(trace.PartsDir(opts.Output))
 		if err != nil {
-			return trace.RunInfo{}, fmt.Errorf("--resume: %w", err)
+			return trace.RunInfo{}, fmt.Errorf("Options.Resume: %w", err)
 		}
 		r.parts, resume = ps, &st
 	} else {
@@ -214,11 +214,11 @@ func Record(ctx context.Context, opts Options) (trace.RunInfo, error) {
 	}
 	if opts.Model == "" {
 		if pr.ModelsStatus != http.StatusOK {
-			return cleanupOnEarlyError(fmt.Errorf("GET %s/v1/models answered HTTP %d %s: no OpenAI-compatible API there (a wrong port, or a path prefix missing from --url?); if the server has no model list, give --model",
+			return cleanupOnEarlyError(fmt.Errorf("GET %s/v1/models answered HTTP %d %s: no OpenAI-compatible API there (a wrong port, or a path prefix missing from Options.URL?); if the server has no model list, give Options.Model",
 				cl.BaseURL(), pr.ModelsStatus, http.StatusText(pr.ModelsStatus)))
 		}
 		if len(pr.Models) == 0 {
-			return cleanupOnEarlyError(errors.New("the server lists no model at /v1/models: give --model"))
+			return cleanupOnEarlyError(errors.New("the server lists no model at /v1/models: give Options.Model"))
 		}
 		opts.Model = pr.Models[0]
 		r.opts.Model = opts.Model
@@ -278,10 +278,10 @@ func Record(ctx context.Context, opts Options) (trace.RunInfo, error) {
 	r.info.OutputControl, r.minTokens = outputControl(opts.IgnoreEOS, pr.Server.Kind)
 	if resume != nil {
 		if err := samePlan(resume.Info, r.info); err != nil {
-			return trace.RunInfo{}, fmt.Errorf("--resume: %w", err)
+			return trace.RunInfo{}, fmt.Errorf("Options.Resume: %w", err)
 		}
 		if a, b := resume.Info.Shard, r.info.Shard; (a == nil) != (b == nil) || (a != nil && (a.Index != b.Index || a.Count != b.Count)) {
-			return trace.RunInfo{}, fmt.Errorf("--resume: the interrupted run was %s, this one is %s", shardName(a), shardName(b))
+			return trace.RunInfo{}, fmt.Errorf("Options.Resume: the interrupted run was %s, this one is %s", shardName(a), shardName(b))
 		}
 		r.info.RunID = resume.Info.RunID
 		r.info.Started = resume.Info.Started
@@ -305,7 +305,7 @@ func Record(ctx context.Context, opts Options) (trace.RunInfo, error) {
 		if r.tmpParts {
 			return r.info, fmt.Errorf("writing level %d failed: %w", se.level, se.err)
 		}
-		return r.info, fmt.Errorf("writing level %d failed: %w; the %d levels sealed before are kept in %s (analyze and report read it): free space or fix the directory, then run the same command with --resume to record level %d again",
+		return r.info, fmt.Errorf("writing level %d failed: %w; the %d levels sealed before are kept in %s (analyze and report read it): free space or fix the directory, then run the same command with Options.Resume to record level %d again",
 			se.level, se.err, len(r.info.Levels), r.parts.Dir(), se.level)
 	}
 	r.info.Ended = time.Now().UTC()

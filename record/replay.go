@@ -31,7 +31,7 @@ type replayEntry struct {
 func loadReplay(path string) ([]replayEntry, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("--replay: %w", err)
+		return nil, fmt.Errorf("Options.Replay: %w", err)
 	}
 	defer f.Close()
 	return readReplay(f, path)

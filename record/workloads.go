@@ -50,68 +50,68 @@ func (o *Options) validateWorkload() error {
 	var err error
 	if o.PromptLengths != "" {
 		if pl, err = workload.ParseLengths(o.PromptLengths); err != nil {
-			return fmt.Errorf("--prompt-tokens %w", err)
+			return fmt.Errorf("Options.PromptTokens %w", err)
 		}
 	}
 	if o.OutputLengths != "" {
 		if ol, err = workload.ParseLengths(o.OutputLengths); err != nil {
-			return fmt.Errorf("--output-tokens %w", err)
+			return fmt.Errorf("Options.OutputTokens %w", err)
 		}
 	}
 	if _, err := workload.ParseFilter(o.DatasetFilter); err != nil {
-		return fmt.Errorf("--dataset-filter %w", err)
+		return fmt.Errorf("Options.DatasetFilter %w", err)
 	}
 	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 	switch {
 	case pl.Kind == "dataset" && o.Dataset == "":
-		return errors.New("--prompt-tokens dataset needs --dataset FILE")
+		return errors.New("Options.PromptTokens dataset needs Options.Dataset FILE")
 	case o.Dataset != "" && pl.Kind != "" && pl.Kind != "dataset":
-		return fmt.Errorf("--prompt-tokens %s: with --dataset the prompts are the dataset's; give --prompt-tokens dataset or leave it out", o.PromptLengths)
+		return fmt.Errorf("Options.PromptTokens %s: with Options.Dataset the prompts are the dataset's; give Options.PromptTokens dataset or leave it out", o.PromptLengths)
 	case ol.Kind == "dataset" && o.Dataset == "":
-		return errors.New("--output-tokens dataset needs --dataset FILE (its answers' lengths)")
+		return errors.New("Options.OutputTokens dataset needs Options.Dataset FILE (its answers' lengths)")
 	case (o.DatasetFilter != "" || o.DatasetMaxTokens != 0) && o.Dataset == "":
-		return errors.New("--dataset-filter and --dataset-max-tokens need --dataset FILE")
+		return errors.New("Options.DatasetFilter and Options.DatasetMaxTokens need Options.Dataset FILE")
 	case o.DatasetMaxTokens < 0:
-		return errors.New("--dataset-max-tokens must not be negative")
+		return errors.New("Options.DatasetMaxTokens must not be negative")
 	case o.Turns < 0:
-		return errors.New("--turns must not be negative")
+		return errors.New("Options.Turns must not be negative")
 	case o.Turns > 1 && o.Endpoint != "chat":
-		return errors.New("--turns needs --endpoint chat (a conversation is a list of messages)")
+		return errors.New("Options.Turns needs Options.Endpoint chat (a conversation is a list of messages)")
 	case o.Turns > 1 && (len(o.Rates) > 0 || o.Replay != ""):
-		return errors.New("--turns runs closed-loop conversations: give --concurrency, not --rate or --replay")
+		return errors.New("Options.Turns runs closed-loop conversations: give Options.Concurrency, not Options.Rates or Options.Replay")
 	case o.Turns > 1 && o.Dataset != "":
-		return errors.New("--turns makes synthetic conversations; it does not take --dataset")
+		return errors.New("Options.Turns makes synthetic conversations; it does not take Options.Dataset")
 	case o.ThinkTime < 0:
-		return errors.New("--think-time must not be negative")
+		return errors.New("Options.ThinkTime must not be negative")
 	case o.ThinkTime > 0 && o.Turns < 2:
-		return errors.New("--think-time needs --turns 2 or more")
+		return errors.New("Options.ThinkTime needs Options.Turns 2 or more")
 	case o.Prefixes < 0:
-		return errors.New("--prefixes must not be negative")
+		return errors.New("Options.Prefixes must not be negative")
 	case o.Prefixes > 1 && o.SharedPrefixTokens == 0:
-		return errors.New("--prefixes needs --shared-prefix-tokens N (the length of each prefix)")
+		return errors.New("Options.Prefixes needs Options.SharedPrefixTokens N (the length of each prefix)")
 	case len(o.PrefixMix) > 0 && len(o.PrefixMix) != max(o.Prefixes, 1):
-		return fmt.Errorf("--prefix-mix has %d weights for %d prefixes (--prefixes)", len(o.PrefixMix), max(o.Prefixes, 1))
+		return fmt.Errorf("Options.PrefixMix has %d weights for %d prefixes (Options.Prefixes)", len(o.PrefixMix), max(o.Prefixes, 1))
 	case o.SharedPrefixTokens > 0 && o.Dataset != "":
-		return errors.New("--shared-prefix-tokens shapes synthetic prompts; it does not take --dataset")
+		return errors.New("Options.SharedPrefixTokens shapes synthetic prompts; it does not take Options.Dataset")
 	case !finite(o.Burstiness) || o.Burstiness < 0:
-		return fmt.Errorf("--burstiness %v: want a positive gamma shape (1 = Poisson, below 1 burstier)", o.Burstiness)
+		return fmt.Errorf("Options.Burstiness %v: want a positive gamma shape (1 = Poisson, below 1 burstier)", o.Burstiness)
 	case o.Burstiness > 0 && o.Burstiness != 1 && len(o.Rates) == 0:
-		return errors.New("--burstiness shapes open-loop arrivals: it needs --rate")
+		return errors.New("Options.Burstiness shapes open-loop arrivals: it needs Options.Rates")
 	case o.Replay != "" && (len(o.Concurrency) > 0 || o.Auto || len(o.Rates) > 0):
-		return errors.New("--replay sends at the trace's timestamps: it excludes --concurrency and --rate")
+		return errors.New("Options.Replay sends at the trace's timestamps: it excludes Options.Concurrency and Options.Rates")
 	case o.Replay != "" && (o.Dataset != "" || o.DurationPerLevel > 0 || o.Warmup > 0):
-		return errors.New("--replay takes its requests from the trace: it excludes --dataset, --duration-per-level and --warmup")
+		return errors.New("Options.Replay takes its requests from the trace: it excludes Options.Dataset, Options.DurationPerLevel and Options.Warmup")
 	case len(o.ReplaySpeeds) > 0 && o.Replay == "":
-		return errors.New("--replay-speed needs --replay FILE")
+		return errors.New("Options.ReplaySpeeds needs Options.Replay FILE")
 	}
 	for _, w := range o.PrefixMix {
 		if !finite(w) || w < 0 {
-			return fmt.Errorf("--prefix-mix weight %v: weights must be non-negative numbers", w)
+			return fmt.Errorf("Options.PrefixMix weight %v: weights must be non-negative numbers", w)
 		}
 	}
 	for _, s := range o.ReplaySpeeds {
 		if !finite(s) || s <= 0 {
-			return fmt.Errorf("--replay-speed %v: speeds must be positive (2 = twice as fast)", s)
+			return fmt.Errorf("Options.ReplaySpeeds %v: speeds must be positive (2 = twice as fast)", s)
 		}
 	}
 	return nil
@@ -126,12 +126,12 @@ func (o *Options) syntheticConfig(replay []replayEntry) (workload.Config, error)
 	var err error
 	if o.PromptLengths != "" {
 		if cfg.Prompt, err = workload.ParseLengths(o.PromptLengths); err != nil {
-			return cfg, fmt.Errorf("--prompt-tokens %w", err)
+			return cfg, fmt.Errorf("Options.PromptTokens %w", err)
 		}
 	}
 	if o.OutputLengths != "" {
 		if cfg.Output, err = workload.ParseLengths(o.OutputLengths); err != nil {
-			return cfg, fmt.Errorf("--output-tokens %w", err)
+			return cfg, fmt.Errorf("Options.OutputTokens %w", err)
 		}
 	}
 	if len(replay) > 0 {

@@ -366,18 +366,18 @@ func TestWorkloadUsageErrors(t *testing.T) {
 		edit func(*Options)
 		want string
 	}{
-		{"prompt syntax", func(o *Options) { o.PromptLengths = "normal:5" }, "--prompt-tokens \"normal:5\""},
-		{"output syntax", func(o *Options) { o.OutputLengths = "poisson:3" }, "--output-tokens \"poisson:3\": unknown distribution"},
-		{"dataset length without dataset", func(o *Options) { o.OutputLengths = "dataset" }, "needs --dataset"},
-		{"filter syntax", func(o *Options) { o.Dataset = "d"; o.DatasetFilter = "min=3" }, "--dataset-filter"},
-		{"burstiness closed", func(o *Options) { o.Burstiness = 0.5 }, "--burstiness shapes open-loop arrivals"},
-		{"burstiness negative", func(o *Options) { o.Rates, o.Concurrency = []float64{1}, nil; o.Burstiness = -1 }, "--burstiness -1"},
-		{"turns completions", func(o *Options) { o.Turns = 3; o.Endpoint = "completions" }, "--turns needs --endpoint chat"},
+		{"prompt syntax", func(o *Options) { o.PromptLengths = "normal:5" }, "Options.PromptTokens \"normal:5\""},
+		{"output syntax", func(o *Options) { o.OutputLengths = "poisson:3" }, "Options.OutputTokens \"poisson:3\": unknown distribution"},
+		{"dataset length without dataset", func(o *Options) { o.OutputLengths = "dataset" }, "needs Options.Dataset"},
+		{"filter syntax", func(o *Options) { o.Dataset = "d"; o.DatasetFilter = "min=3" }, "Options.DatasetFilter"},
+		{"burstiness closed", func(o *Options) { o.Burstiness = 0.5 }, "Options.Burstiness shapes open-loop arrivals"},
+		{"burstiness negative", func(o *Options) { o.Rates, o.Concurrency = []float64{1}, nil; o.Burstiness = -1 }, "Options.Burstiness -1"},
+		{"turns completions", func(o *Options) { o.Turns = 3; o.Endpoint = "completions" }, "Options.Turns needs Options.Endpoint chat"},
 		{"turns open", func(o *Options) { o.Turns = 3; o.Rates, o.Concurrency = []float64{1}, nil }, "closed-loop"},
-		{"replay and rate", func(o *Options) { o.Replay = "t"; o.Rates, o.Concurrency = []float64{1}, nil }, "--replay sends"},
-		{"replay speed", func(o *Options) { o.Replay, o.Concurrency = "t", nil; o.ReplaySpeeds = []float64{0} }, "--replay-speed 0"},
-		{"prefixes without length", func(o *Options) { o.Prefixes = 3 }, "--prefixes needs --shared-prefix-tokens"},
-		{"prefix mix", func(o *Options) { o.Prefixes, o.SharedPrefixTokens, o.PrefixMix = 2, 10, []float64{1} }, "--prefix-mix has 1 weights for 2"},
+		{"replay and rate", func(o *Options) { o.Replay = "t"; o.Rates, o.Concurrency = []float64{1}, nil }, "Options.Replay sends"},
+		{"replay speed", func(o *Options) { o.Replay, o.Concurrency = "t", nil; o.ReplaySpeeds = []float64{0} }, "Options.ReplaySpeeds 0"},
+		{"prefixes without length", func(o *Options) { o.Prefixes = 3 }, "Options.Prefixes needs Options.SharedPrefixTokens"},
+		{"prefix mix", func(o *Options) { o.Prefixes, o.SharedPrefixTokens, o.PrefixMix = 2, 10, []float64{1} }, "Options.PrefixMix has 1 weights for 2"},
 	}
 	for _, tt := range tests {
 		o := base

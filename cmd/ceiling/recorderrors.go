@@ -35,6 +35,17 @@ func recordFlagNames() map[string]string {
 		"Options.Timeout":            "--timeout",
 		"Options.Turns":              "--turns",
 		"Options.Warmup":             "--warmup",
+		"Options.Force":              "--force",
+		"Options.URL":                "--url",
+		"Options.Model":              "--model",
+		"Options.Burstiness":         "--burstiness",
+		"Options.Dataset":            "--dataset",
+		"Options.DatasetFilter":      "--dataset-filter",
+		"Options.DatasetMaxTokens":   "--dataset-max-tokens",
+		"Options.PrefixMix":          "--prefix-mix",
+		"Options.Prefixes":           "--prefixes",
+		"Options.ReplaySpeeds":       "--replay-speed",
+		"Options.ThinkTime":          "--think-time",
 	}
 }
 

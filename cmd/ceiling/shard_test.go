@@ -91,14 +91,33 @@ func analyzeJSON(t *testing.T, path string) analyze.Run {
 func TestShardedSweepEqualsOneClient(t *testing.T) {
 	eng := enginetest.New(enginetest.Config{Model: "m", TTFT: 100 * time.Millisecond, TokenGap: 20 * time.Millisecond, Slots: 64})
 	defer eng.Close()
+	// Both sweeps are timed by the machine's scheduler: on a loaded machine one of
+	// them can be starved for a while. A pair that disagrees is recorded once more;
+	// the test fails when the second pair disagrees too.
+	var problems []string
+	for attempt := 1; attempt <= 2; attempt++ {
+		if problems = shardedVersusOne(t, eng.URL()); len(problems) == 0 {
+			return
+		}
+		t.Logf("attempt %d: %s", attempt, strings.Join(problems, "; "))
+	}
+	for _, p := range problems {
+		t.Error(p)
+	}
+}
+
+// shardedVersusOne records the sweep as three shards and as one client and says
+// where the merged run is not the same experiment.
+func shardedVersusOne(t *testing.T, url string) []string {
+	t.Helper()
 	sweep := []string{"--concurrency", "3,8", "--duration-per-level", "4s",
 		"--prompt-tokens", "20", "--output-tokens", "20", "--metrics-url", "off", "--seed", "5"}
-	merged, _ := shardedSweep(t, eng.URL(), 3, -1, 0, sweep...)
+	merged, _ := shardedSweep(t, url, 3, -1, 0, sweep...)
 
 	// The single client runs in its own process too, as each shard does: in the
 	// test's process it would share the engine's cores and scheduler.
 	single := filepath.Join(t.TempDir(), "single.parquet")
-	one := exec.Command(os.Args[0], append([]string{"record", "--url", eng.URL(), "-o", single}, sweep...)...)
+	one := exec.Command(os.Args[0], append([]string{"record", "--url", url, "-o", single}, sweep...)...)
 	one.Env = append(os.Environ(), "CEILING_TEST_MAIN=1")
 	if out, err := one.CombinedOutput(); err != nil {
 		t.Fatalf("single client: %v\n%s", err, out)
@@ -122,13 +141,14 @@ func TestShardedSweepEqualsOneClient(t *testing.T) {
 	if len(m.Levels) != 2 || len(s.Levels) != 2 {
 		t.Fatalf("levels: merged %d, single %d", len(m.Levels), len(s.Levels))
 	}
+	var problems []string
 	for i := range m.Levels {
 		ml, sl := m.Levels[i], s.Levels[i]
 		if !ml.Valid {
-			t.Errorf("merged c=%d invalid: %s", ml.Concurrency, ml.InvalidReason)
+			problems = append(problems, fmt.Sprintf("merged c=%d invalid: %s", ml.Concurrency, ml.InvalidReason))
 		}
 		if d := math.Abs(ml.OutputTokS-sl.OutputTokS) / sl.OutputTokS; d > 0.05 {
-			t.Errorf("c=%d: merged %.1f tok/s, one client %.1f (%.1f%% apart, want within 5%%)", ml.Concurrency, ml.OutputTokS, sl.OutputTokS, 100*d)
+			problems = append(problems, fmt.Sprintf("c=%d: merged %.1f tok/s, one client %.1f (%.1f%% apart, want within 5%%)", ml.Concurrency, ml.OutputTokS, sl.OutputTokS, 100*d))
 		}
 		for _, q := range []struct {
 			name string
@@ -136,10 +156,11 @@ func TestShardedSweepEqualsOneClient(t *testing.T) {
 		}{{"TTFT", ml.TTFT, sl.TTFT}, {"TPOT", ml.TPOT, sl.TPOT}} {
 			got, want := deref(q.m.P50), deref(q.s.P50)
 			if math.Abs(got-want) > 0.05*want+0.002 {
-				t.Errorf("c=%d: %s p50 merged %.4f s, one client %.4f s", ml.Concurrency, q.name, got, want)
+				problems = append(problems, fmt.Sprintf("c=%d: %s p50 merged %.4f s, one client %.4f s", ml.Concurrency, q.name, got, want))
 			}
 		}
 	}
+	return problems
 }
 
 // TestShardedSweepNamesLateShard starts one of three shards after its first

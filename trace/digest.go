@@ -305,6 +305,7 @@ func putArray(h hash.Hash64, arr arrow.Array) error {
 			return fmt.Errorf("list of %s", a.ListValues().DataType())
 		}
 		offs := a.Offsets()
+		var buf []byte // the elements of one list, hashed in one write (the same bytes)
 		for i := range n {
 			if a.IsNull(i) {
 				putNull(h)
@@ -312,9 +313,11 @@ func putArray(h hash.Hash64, arr arrow.Array) error {
 			}
 			lo, hi := int(offs[i]), int(offs[i+1])
 			putList(h, hi-lo)
+			buf = buf[:0]
 			for k := lo; k < hi; k++ {
-				putElem32(h, uint32(vals.Value(k)))
+				buf = binary.LittleEndian.AppendUint32(buf, uint32(vals.Value(k)))
 			}
+			h.Write(buf)
 		}
 	default:
 		return fmt.Errorf("type %s", arr.DataType())

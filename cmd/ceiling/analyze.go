@@ -17,7 +17,8 @@ const analyzeHead = `Usage: ceiling analyze RUN [RUN ...] [flags]
 Reads recorded runs (a trace file, or the RUN.parts directory of an interrupted run;
 the RUN.metrics.parquet sidecar is picked up when present) and prints per-level
 statistics, the KV capacity, the throughput fit, the ceilings and the warnings.
-Several runs are shown side by side.
+Several runs are shown side by side. The shard traces of one sweep (record
+--shard) are merged into one run first, as 'ceiling merge' does.
 
 `
 
@@ -25,6 +26,7 @@ const analyzeExample = `Example:
   ceiling analyze run.parquet --slo-ttft 2s --slo-tpot 50ms \
       --model-config samples/models/llama-3.1-8b.json --gpu h100-sxm --gpus 1 --tp 1
   ceiling analyze run-a.parquet run-b.parquet.parts --format json -o analysis.json
+  ceiling analyze run-0.parquet run-1.parquet run-2.parquet   # three shards: one run
   # a run recorded with --gpu-metrics-url: energy cost beside the GPU-hour cost
   ceiling analyze run.parquet --gpus 8 --gpu-hour-cost 2.5 --power-cost 0.12 --pue 1.3
 
@@ -77,7 +79,7 @@ func runAnalyze(ctx context.Context, e env, args []string) int {
 	if len(runs) == 0 {
 		return h.usageError(e, "no measured run given: a planner's predictions are shown beside a measured run")
 	}
-	a, err := analyzeInputs(ctx, runs, opt)
+	a, err := analyzeInputs(ctx, runs, opt, e.stderr)
 	if err == nil {
 		attachPredictions(a, opt, preds)
 		attachSummaries(a, opt, sums)

@@ -202,6 +202,7 @@ func TestReadmeDuckDBQuery(t *testing.T) {
 		t.Fatalf("the README's query fails in DuckDB: %v\n%s", err, stderr.String())
 	}
 	var rows []struct {
+		RunID        string  `json:"run_id"`
 		Level        int     `json:"level"`
 		Concurrency  int     `json:"concurrency"`
 		Requests     int     `json:"requests"`
@@ -211,22 +212,43 @@ func TestReadmeDuckDBQuery(t *testing.T) {
 	if err := json.Unmarshal(out, &rows); err != nil {
 		t.Fatalf("duckdb output: %v\n%s", err, out)
 	}
-	var a analyze.Analysis
-	js := ceiling(t, "analyze", filepath.Join(root, "samples", "llamacpp-d768-4slots.parquet"), "--format", "json")
-	if err := json.Unmarshal([]byte(js), &a); err != nil {
+	// The query covers every sample run (samples/ holds several): each run's rows
+	// are checked against the analysis of its own trace.
+	samples, err := filepath.Glob(filepath.Join(root, "samples", "*.parquet"))
+	if err != nil {
 		t.Fatal(err)
 	}
-	levels := a.Runs[0].Levels
-	if len(rows) != len(levels) {
-		t.Fatalf("the README's query gives %d rows, the sample has %d levels", len(rows), len(levels))
-	}
-	for i, r := range rows {
-		l := levels[i]
-		if r.Level != l.Level || r.Concurrency != l.Concurrency || r.Requests != l.Requests || r.OutputTokens != l.OutputTokens ||
-			math.Abs(r.TTFTP50-deref(l.TTFT.P50)) > 1e-4 {
-			t.Errorf("row %d: duckdb %+v, analysis level %d c=%d %d requests %d tokens TTFT p50 %.4f",
-				i, r, l.Level, l.Concurrency, l.Requests, l.OutputTokens, deref(l.TTFT.P50))
+	checked := 0
+	for _, path := range samples {
+		if strings.HasSuffix(path, ".metrics.parquet") {
+			continue
 		}
+		var a analyze.Analysis
+		if err := json.Unmarshal([]byte(ceiling(t, "analyze", path, "--format", "json")), &a); err != nil {
+			t.Fatal(err)
+		}
+		run := a.Runs[0]
+		var mine []int
+		for i, r := range rows {
+			if r.RunID == run.RunID {
+				mine = append(mine, i)
+			}
+		}
+		if len(mine) != len(run.Levels) {
+			t.Fatalf("the query gives %d rows for run %s, %s has %d levels", len(mine), run.RunID, path, len(run.Levels))
+		}
+		for j, i := range mine {
+			r, l := rows[i], run.Levels[j]
+			checked++
+			if r.Level != l.Level || r.Concurrency != l.Concurrency || r.Requests != l.Requests || r.OutputTokens != l.OutputTokens ||
+				math.Abs(r.TTFTP50-deref(l.TTFT.P50)) > 1e-4 {
+				t.Errorf("%s row %d: duckdb %+v, analysis level %d c=%d %d requests %d tokens TTFT p50 %.4f",
+					path, i, r, l.Level, l.Concurrency, l.Requests, l.OutputTokens, deref(l.TTFT.P50))
+			}
+		}
+	}
+	if checked != len(rows) || checked == 0 {
+		t.Errorf("checked %d of the query's %d rows", checked, len(rows))
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/ceiling-llm/ceiling/analyze"
 	"github.com/ceiling-llm/ceiling/importer"
@@ -15,8 +16,9 @@ import (
 // one run per sweep (files of one tool make one run only when model, server and
 // workload agree; otherwise they are separate runs, side by side). Every imported
 // run, converted now or earlier by `ceiling import`, is compared with the tool's
-// own summary numbers.
-func analyzeInputs(ctx context.Context, names []string, opt analyze.Options) (*analyze.Analysis, error) {
+// own summary numbers. Two or more shard traces of one sweep are merged first
+// (shardinputs.go), the merge's findings printed to warn.
+func analyzeInputs(ctx context.Context, names []string, opt analyze.Options, warn io.Writer) (*analyze.Analysis, error) {
 	if len(names) == 0 {
 		return nil, errors.New("analyze: no trace given")
 	}
@@ -28,9 +30,31 @@ func analyzeInputs(ctx context.Context, names []string, opt analyze.Options) (*a
 	if err != nil {
 		return nil, err
 	}
-	a := &analyze.Analysis{Schema: analyze.Schema, Runs: []analyze.Run{}}
+	var traces []string
 	for _, in := range inputs {
 		if in.Tool == "" {
+			traces = append(traces, in.Files[0])
+		}
+	}
+	shards, err := shardGroups(traces)
+	if err != nil {
+		return nil, err
+	}
+	a := &analyze.Analysis{Schema: analyze.Schema, Runs: []analyze.Run{}}
+	done := map[string]bool{} // shard runs already merged and analyzed
+	for _, in := range inputs {
+		if in.Tool == "" {
+			if id := shardRunOf(shards, in.Files[0]); id != "" {
+				if !done[id] {
+					done[id] = true
+					runs, err := analyzeShards(ctx, shards[id], opt, warn)
+					if err != nil {
+						return nil, err
+					}
+					a.Runs = append(a.Runs, runs...)
+				}
+				continue
+			}
 			runs, err := analyzeTrace(ctx, in.Files[0], opt)
 			if err != nil {
 				return nil, err

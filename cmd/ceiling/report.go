@@ -16,6 +16,7 @@ const reportHead = `Usage: ceiling report RUN [RUN ...] -o report.html [flags]
 Analyzes recorded runs (trace files or RUN.parts directories) like 'ceiling analyze'
 and writes one HTML file that opens offline: the verdict, key numbers, warnings,
 charts and tables. Several runs are overlaid in every chart and compared side by side.
+The shard traces of one sweep (record --shard) are merged into one run first.
 
 `
 
@@ -23,6 +24,7 @@ const reportExample = `Example:
   ceiling report run.parquet -o report.html --slo-ttft 2s --slo-tpot 50ms \
       --model-config samples/models/llama-3.1-8b.json --gpu h100-sxm --gpus 1 --tp 1
   ceiling report bf16.parquet fp8.parquet -o compare.html --title "Llama 3.1 8B: bf16 vs fp8"
+  ceiling report run-0.parquet run-1.parquet run-2.parquet -o report.html   # shards
   ceiling report run.parquet -o report.html --gpus 8 --gpu-hour-cost 2.5 --power-cost 0.12 --pue 1.3
 
 `
@@ -72,7 +74,7 @@ func runReport(ctx context.Context, e env, args []string) int {
 	if len(runs) == 0 {
 		return h.usageError(e, "no measured run given: a planner's predictions are shown beside a measured run")
 	}
-	a, err := analyzeInputs(ctx, runs, opt)
+	a, err := analyzeInputs(ctx, runs, opt, e.stderr)
 	if err == nil {
 		attachPredictions(a, opt, preds)
 		attachSummaries(a, opt, sums)

@@ -83,7 +83,7 @@ func runWhatIf(ctx context.Context, e env, args []string) int {
 		fmt.Fprintf(e.stderr, "ceiling whatif: analyzing %s: %v\n", fs.Arg(0), flagError(err))
 		return exitFailed
 	}
-	a, err := analyzeInputs(ctx, fs.Args(), opt)
+	a, err := analyzeInputs(ctx, fs.Args(), opt, e.stderr)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "ceiling whatif: %v\n", flagError(err))
 		return exitFailed

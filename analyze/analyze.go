@@ -229,6 +229,10 @@ func buildRun(src *source, acc *runAcc, own bool, opt Options) (*Run, error) {
 		r.Warnings = append(r.Warnings, "the trace holds no measured (non-warm-up) requests")
 	}
 	if own {
+		// What the recorder did not believe of the server's answers, and what
+		// ceiling merge noticed about how the shards ran together, are stored in
+		// the run info: they belong to the verdict's caveats.
+		r.Warnings = append(r.Warnings, src.meta.Warnings...)
 		r.Warnings = append(r.Warnings, sourceWarnings(src.meta.Source)...)
 		if len(src.meta.Levels) > 0 {
 			// A trace without level records (another tool's) has nothing to compare.

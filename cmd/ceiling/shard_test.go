@@ -168,10 +168,14 @@ func shardedVersusOne(t *testing.T, url string) []string {
 func TestShardedSweepNamesLateShard(t *testing.T) {
 	eng := enginetest.New(enginetest.Config{Model: "m", TTFT: 100 * time.Millisecond, TokenGap: 20 * time.Millisecond, Slots: 64})
 	defer eng.Close()
-	_, stderr := shardedSweep(t, eng.URL(), 3, 2, 2*time.Second, "--concurrency", "6", "--duration-per-level", "4s",
+	merged, stderr := shardedSweep(t, eng.URL(), 3, 2, 2*time.Second, "--concurrency", "6", "--duration-per-level", "4s",
 		"--prompt-tokens", "20", "--output-tokens", "20", "--metrics-url", "off")
 	if !strings.Contains(stderr, "level 0: shard 2 started") {
 		t.Errorf("the late shard 2 is not named:\n%s", stderr)
+	}
+	// The merged trace carries the finding to the analysis of it.
+	if w := strings.Join(analyzeJSON(t, merged).Warnings, "\n"); !strings.Contains(w, "merge: level 0: shard 2 started") {
+		t.Errorf("the analysis of the merged trace does not name the late shard:\n%s", w)
 	}
 }
 

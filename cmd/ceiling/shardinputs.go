@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/ceiling-llm/ceiling/analyze"
@@ -87,15 +86,8 @@ func analyzeShards(ctx context.Context, names []string, opt analyze.Options, war
 	if err != nil {
 		return nil, err
 	}
-	// The analysis does not read the warnings stored in a trace's run metadata, so
-	// the findings are added to the run's here.
-	var findings []string
-	for _, f := range m.Findings {
-		findings = append(findings, "merge: "+f.Message)
-	}
 	for i := range runs {
 		runs[i].Source = fmt.Sprintf("%d shards merged: %s", len(names), strings.Join(names, ", "))
-		runs[i].Warnings = slices.Concat(findings, runs[i].Warnings)
 	}
 	return runs, nil
 }

@@ -20,7 +20,7 @@ import (
 // 403 with no key sent does not say a key was refused.
 func TestConnectionMessagesSayWhatHappened(t *testing.T) {
 	// An HTTP/2-only server (h2c, prior knowledge) answers an HTTP/1.1 request with
-	// its SETTINGS frame and closes.
+	// its SETTINGS frame and a GOAWAY, and closes.
 	h2, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -32,6 +32,9 @@ func TestConnectionMessagesSayWhatHappened(t *testing.T) {
 			if err != nil {
 				return
 			}
+			// Read the request first: frames written before it arrive on an idle
+			// connection, which the transport reports as unsolicited bytes instead.
+			_, _ = c.Read(make([]byte, 4096))
 			c.Write([]byte("\x00\x00\x12\x04\x00\x00\x00\x00\x00\x00\x03\x00\x00\x00\x64\x00\x04\x00\x10\x00\x00\x00\x06\x00\x00\x40\x00"))
 			c.Write([]byte("\x00\x00\x08\x07\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x01"))
 			time.Sleep(50 * time.Millisecond)

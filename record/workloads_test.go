@@ -269,7 +269,7 @@ func TestReplaySendsAtTimestamps(t *testing.T) {
 	if len(rows) != 82 || fi.Plan.Mode != "replay" || len(info.Levels) != 2 {
 		t.Fatalf("%d rows, mode %s, %d levels; want 82, replay, 2", len(rows), fi.Plan.Mode, len(info.Levels))
 	}
-	const tolerance = 15 * time.Millisecond
+	const tolerance, worstTolerance = 15 * time.Millisecond, 50 * time.Millisecond
 	for lvl, speed := range []float64{1, 4} {
 		var lr []trace.Row
 		for _, r := range rows {
@@ -298,8 +298,14 @@ func TestReplaySendsAtTimestamps(t *testing.T) {
 		}
 		slices.Sort(lags)
 		t.Logf("speed %v: send lag p50 %.2f ms, p90 %.2f ms, worst %v (tolerance %v), level rate %.1f/s", speed, lags[len(lags)/2], lags[len(lags)*9/10], worst, tolerance, info.Levels[lvl].Rate)
-		if worst > tolerance {
-			t.Errorf("speed %v: a request was sent %v after its timestamp, above the %v tolerance", speed, worst, tolerance)
+		// Nine in ten requests leave within the tolerance; the worst one may be held
+		// up by the race detector or a busy machine up to worstTolerance, but a
+		// pacer that drifts or waits for the previous answer fails either bound.
+		if p90 := time.Duration(lags[len(lags)*9/10] * float64(time.Millisecond)); p90 > tolerance {
+			t.Errorf("speed %v: p90 send lag %v, above the %v tolerance", speed, p90, tolerance)
+		}
+		if worst > worstTolerance {
+			t.Errorf("speed %v: a request was sent %v after its timestamp, above the %v bound", speed, worst, worstTolerance)
 		}
 	}
 }

@@ -48,7 +48,7 @@ func subcommands() []subcommand {
 	return []subcommand{
 		{"record", "record a concurrency sweep against an OpenAI-compatible server into Parquet", runRecord},
 		{"merge", "join the traces of the shards of one sweep (record --shard) into one run", runMerge},
-		{"import", "turn vLLM, SGLang, AIPerf or guidellm results into a trace", runImport},
+		{"import", "turn the results of vLLM, SGLang, AIPerf, guidellm, llmperf, inference-perf or genai-bench (or a planner's predictions) into a run", runImport},
 		{"analyze", "per-level statistics, capacity model, fits and the realistic ceiling", runAnalyze},
 		{"report", "write a standalone HTML report of one or more runs", runReport},
 		{"plan", "print the KV/memory budget and propose sweep levels before recording", runPlan},
@@ -73,7 +73,7 @@ Example:
   ceiling record --url http://127.0.0.1:8000 --concurrency 1,2,4,8,16,32 -o run.parquet
   ceiling analyze run.parquet
   ceiling report run.parquet -o report.html
-  ceiling report vllm-results/*.json -o review.html   # results of vLLM, SGLang, AIPerf, guidellm
+  ceiling report vllm-results/*.json -o review.html   # other benchmarks' results, read directly
 
 Run 'ceiling <command> --help' or 'ceiling help <command>' for the flags of a command.
 `)

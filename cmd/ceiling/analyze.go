@@ -63,30 +63,9 @@ func runAnalyze(ctx context.Context, e env, args []string) int {
 		return exitFailed
 	}
 
-	args, sums, err := splitSummaries(fs.Args())
-	if err != nil {
-		fmt.Fprintf(e.stderr, "ceiling %s: %v\n", fs.Name(), err)
-		return exitFailed
-	}
-	runs, preds, err := splitPredictions(args, *predicted)
-	if err != nil {
-		fmt.Fprintf(e.stderr, "ceiling %s: %v\n", fs.Name(), err)
-		return exitFailed
-	}
-	if len(runs) == 0 && len(sums) > 0 && len(preds) == 0 {
-		return h.usageError(e, "no measured run given: summary-level points (an llm-d report, InferenceX results) are set beside a measured run; they hold no requests to analyze")
-	}
-	if len(runs) == 0 {
-		return h.usageError(e, "no measured run given: a planner's predictions are shown beside a measured run")
-	}
-	a, err := analyzeInputs(ctx, runs, opt, e.stderr)
-	if err == nil {
-		attachPredictions(a, opt, preds)
-		attachSummaries(a, opt, sums)
-	}
-	if err != nil {
-		fmt.Fprintf(e.stderr, "ceiling analyze: %v\n", flagError(err))
-		return exitFailed
+	a, code, ok := analyzeGiven(ctx, e, h, fs.Args(), *predicted, opt)
+	if !ok {
+		return code
 	}
 	var buf bytes.Buffer
 	if err := analyze.Write(&buf, a, *format); err != nil {

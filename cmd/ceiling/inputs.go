@@ -91,3 +91,34 @@ func analyzeTrace(ctx context.Context, name string, opt analyze.Options) ([]anal
 	importer.CompareAnalysis(a.Runs, src.Info)
 	return a.Runs, nil
 }
+
+// analyzeGiven is what analyze and report do with the names given: it sets
+// summary-level points and a planner's predictions apart, analyzes the measured
+// runs (analyzeInputs) and sets the others beside them. ok is false when the
+// command stops with code, after saying why.
+func analyzeGiven(ctx context.Context, e env, h help, names, predicted []string, opt analyze.Options) (a *analyze.Analysis, code int, ok bool) {
+	args, sums, err := splitSummaries(names)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "ceiling %s: %v\n", h.name, err)
+		return nil, exitFailed, false
+	}
+	runs, preds, err := splitPredictions(args, predicted)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "ceiling %s: %v\n", h.name, err)
+		return nil, exitFailed, false
+	}
+	if len(runs) == 0 && len(sums) > 0 && len(preds) == 0 {
+		return nil, h.usageError(e, "no measured run given: summary-level points (an llm-d report, InferenceX results) are set beside a measured run; they hold no requests to analyze"), false
+	}
+	if len(runs) == 0 {
+		return nil, h.usageError(e, "no measured run given: a planner's predictions are shown beside a measured run"), false
+	}
+	a, err = analyzeInputs(ctx, runs, opt, e.stderr)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "ceiling %s: %v\n", h.name, flagError(err))
+		return nil, exitFailed, false
+	}
+	attachPredictions(a, opt, preds)
+	attachSummaries(a, opt, sums)
+	return a, exitOK, true
+}

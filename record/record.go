@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"math/rand/v2"
 	"net/http"
@@ -88,6 +89,11 @@ func Record(ctx context.Context, opts Options) (trace.RunInfo, error) {
 	opts.defaults()
 	if err := opts.validate(); err != nil {
 		return trace.RunInfo{}, err
+	}
+	if opts.Progress != nil {
+		// The interrupt watcher and a level's ticker write lines concurrently; the
+		// writer need not be safe for that (a bytes.Buffer in a test is not).
+		opts.Progress = &lockedWriter{w: opts.Progress}
 	}
 	r := &recorder{opts: opts}
 	started := time.Now().UTC()
@@ -408,6 +414,18 @@ func newRunID(t time.Time) string {
 }
 
 func (r *recorder) maxConcurrency() int { return r.opts.maxConcurrency() }
+
+// lockedWriter serialises writes to w.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
 
 // progress prints one line to the progress writer.
 func (r *recorder) progress(format string, args ...any) {

@@ -1,6 +1,7 @@
 package record
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"math"
@@ -513,5 +514,30 @@ func TestRecordToStdout(t *testing.T) {
 	}
 	if f.NumRows() != 4 {
 		t.Errorf("%d rows on stdout", f.NumRows())
+	}
+}
+
+// TestRecordInterruptProgressRace: the interrupt watcher and the level's live ticker
+// write to one progress writer that is not safe for concurrent use, and the caller
+// reads it as soon as Record returns (the CLI tests do). Under -race this failed while
+// the watcher wrote unlocked and outlived the sweep.
+func TestRecordInterruptProgressRace(t *testing.T) {
+	eng := enginetest.New(enginetest.Config{Model: "m", TokenGap: 20 * time.Millisecond})
+	defer eng.Close()
+	o := baseOptions(t, eng.URL())
+	o.Concurrency = []int{2}
+	o.RequestsPerLevel = 100
+	o.OutputTokens = 200
+	o.Grace = 300 * time.Millisecond
+	var progress bytes.Buffer
+	o.Progress = &progress
+	o.Live = true // a line every 250 ms, beside the watcher's
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(600*time.Millisecond, cancel)
+	if _, err := Record(ctx, o); !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("err %v, want ErrInterrupted", err)
+	}
+	if out := progress.String(); !strings.Contains(out, "interrupted: waiting") {
+		t.Errorf("progress lacks the interrupt line:\n%s", out)
 	}
 }

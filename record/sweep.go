@@ -51,9 +51,16 @@ func (r *recorder) sweep(ctx context.Context, start int) error {
 	}()
 
 	// In-flight requests outlive ctx by the grace period, then are abandoned.
+	// The watcher is waited for on return, so it never writes a progress line
+	// after the sweep has ended.
 	hard, abandon := context.WithCancel(context.WithoutCancel(ctx))
-	defer abandon()
+	watcherDone := make(chan struct{})
+	defer func() {
+		abandon()
+		<-watcherDone
+	}()
 	go func() {
+		defer close(watcherDone)
 		select {
 		case <-ctx.Done():
 			r.progress("\ninterrupted: waiting up to %s for the requests in flight (then they are recorded as cancelled)", r.opts.Grace)

@@ -214,12 +214,30 @@ func serverBinding(r *Run, levels []Level) []string {
 			continue
 		}
 		r.ServerBinding = b
-		if c := r.Ceiling.Concurrency; c != nil && *c <= offered(l)*(1+tieTolerance) && r.Ceiling.Binding != b.Limit {
-			prev := r.Ceiling.Binding
-			r.Ceiling.Binding = b.Limit
-			return append([]string{"the server's counters show the binding limit (the client-side analysis named " + prev + ")"}, b.Evidence...)
+		if b.Limit == "batch" && r.Ceilings.Batch == nil {
+			// The server reported its slots and ran them all while requests waited:
+			// that is its batch limit, even where the client's decode concurrency
+			// (which counts a slot's prefill as waiting) drew no plateau.
+			v := slots
+			r.Ceilings.Batch = &v
 		}
-		return b.Evidence
+		c := r.Ceiling.Concurrency
+		if c == nil || *c > offered(l)*(1+tieTolerance) || r.Ceiling.Binding == b.Limit {
+			return b.Evidence
+		}
+		if b.Limit == "batch" && *c < slots*(1-tieTolerance) {
+			// A ceiling well below the slots is another limit (the knee, an SLO):
+			// it keeps its own name, and the pinned slots stand beside it.
+			return append([]string{fmt.Sprintf("the server's %g slots fill only above this ceiling", slots)}, b.Evidence...)
+		}
+		prev := r.Ceiling.Binding
+		r.Ceiling.Binding = b.Limit
+		if b.Limit == "batch" {
+			// Labelled with its own figure, never a neighbour's: the slots.
+			v := slots
+			r.Ceiling.Concurrency = &v
+		}
+		return append([]string{"the server's counters show the binding limit (the client-side analysis named " + prev + ")"}, b.Evidence...)
 	}
 	return nil
 }

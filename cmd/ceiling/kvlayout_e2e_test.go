@@ -110,7 +110,7 @@ func TestRealLlamaPerSlotLoadedMachine(t *testing.T) {
 	}()
 	dir := t.TempDir()
 	trace := filepath.Join(dir, "perslot.parquet")
-	ceiling(t, "record", "--url", srv.URL, "--concurrency", "2,4,8", "--requests-per-level", "40", "--warmup", "1",
+	ceiling(t, "record", "--url", srv.URL, "--concurrency", "4,8", "--requests-per-level", "40", "--warmup", "1",
 		"--prompt-tokens", "150", "--output-tokens", "32", "--ignore-eos", "--scrape-interval", "500ms", "-o", trace)
 	stop()
 	<-done

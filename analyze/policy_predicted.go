@@ -256,7 +256,7 @@ func kvHolds(r *Run, p *prediction.Prediction) (*float64, string) {
 	}
 	tokens := float64(*r.Capacity.KVCapacityTokens)
 	kind := "modelled"
-	if r.Capacity.Source == "measured" {
+	if r.Capacity.Source == "declared" {
 		kind = "declared by the server"
 	}
 	if k := r.KVCheck; k != nil && k.ObservedTokens != nil && *k.ObservedTokens > 0 && float64(*k.ObservedTokens) < tokens {

@@ -25,7 +25,7 @@ func TestComparePrediction1396(t *testing.T) {
 		level(0, 64, 8*120, 30, 2.0, 0.030),
 		level(1, 384, 8*192.44, 44.59, 40, 0.022),
 	}}
-	r.Capacity = &analyze.Capacity{KVCapacityTokens: &kvTokens, Source: "measured", MeanRequestTokens: pf(8192 + 1024/2)}
+	r.Capacity = &analyze.Capacity{KVCapacityTokens: &kvTokens, Source: "declared", MeanRequestTokens: pf(8192 + 1024/2)}
 	r.Ceilings.KV = pf(float64(kvTokens) / (8192 + 1024/2))
 	r.Ceiling = analyze.Ceiling{Concurrency: pf(31), Binding: "kv"}
 	p, err := importer.ReadPrediction("testdata/planner/aiconfigurator-1396-best_config_topn.csv")
@@ -69,6 +69,32 @@ func TestComparePrediction1396(t *testing.T) {
 	for _, s := range []string{"PREDICTED by AIConfigurator (vllm) beside measured run b200-nvfp4", "+359%", "FLAG: " + want} {
 		if !strings.Contains(b.String(), s) {
 			t.Errorf("text lacks %q:\n%s", s, b.String())
+		}
+	}
+}
+
+// TestComparePredictionKVSource: the flag names where the KV figure came from, by
+// the capacity's source as analyze sets it ("declared" or "modelled"). The check
+// read a source word ("measured") analyze no longer writes, so a capacity the
+// server declared was called modelled.
+func TestComparePredictionKVSource(t *testing.T) {
+	p, err := importer.ReadPrediction("testdata/planner/aiconfigurator-1396-best_config_topn.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kvTokens := int64(270_000)
+	for _, tc := range []struct{ source, want string }{
+		{"declared", "(declared by the server)"},
+		{"modelled", "(modelled)"},
+	} {
+		r := &analyze.Run{RunID: "b200", Levels: []analyze.Level{{Level: 0, Concurrency: 384, Valid: true, OutputTokS: 8 * 192.44,
+			PerUserTokS: 44.59, MeanPromptTokens: 8192, MeanOutputTokens: 1024}}}
+		r.Capacity = &analyze.Capacity{KVCapacityTokens: &kvTokens, Source: tc.source, MeanRequestTokens: pf(8192 + 1024/2)}
+		r.Ceilings.KV = pf(float64(kvTokens) / (8192 + 1024/2))
+		r.Ceiling = analyze.Ceiling{Concurrency: pf(29), Binding: "kv"}
+		pc := analyze.ComparePrediction(r, analyze.Options{BudgetInput: capacity.BudgetInput{GPUs: 8, TP: 8}}, p)
+		if got := strings.Join(pc.Flags, "\n"); !strings.Contains(got, tc.want) {
+			t.Errorf("capacity source %s: flags %q lack %q", tc.source, pc.Flags, tc.want)
 		}
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/ceiling-llm/ceiling/internal/numfmt"
 )
 
 // Tail percentiles with a sample-size guard: the p-th percentile says something
@@ -58,7 +60,7 @@ func tailOf(n int, at func(int) float64, ps []float64, what string) []TailPercen
 			}
 			t.Value = ptr(v)
 		} else {
-			t.Note = fmt.Sprintf("%s needs ≥ %s %s; this level has %s", PercentileName(p), commas(t.Need), what, commas(n))
+			t.Note = fmt.Sprintf("%s needs ≥ %s %s; this level has %s", PercentileName(p), numfmt.Int(int64(t.Need)), what, numfmt.Int(int64(n)))
 		}
 		out = append(out, t)
 	}
@@ -107,22 +109,6 @@ func (h *gapHist) tail(ps []float64) []TailPercentile {
 	return tailOf(n, func(k int) float64 { return float64(ranks[int64(k)]) / 1e6 }, ps, "gaps")
 }
 
-// commas writes n with thousands separators: 1,000.
-func commas(n int) string {
-	s := strconv.Itoa(n)
-	if n < 0 {
-		return "-" + commas(-n)
-	}
-	var out []byte
-	for i := range len(s) {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			out = append(out, ',')
-		}
-		out = append(out, s[i])
-	}
-	return string(out)
-}
-
 // TailValue returns the p-th percentile of s and, when it cannot be told, why: the
 // four percentiles every Summary carries, then its Tail.
 func (s Summary) TailValue(p float64) (*float64, string) {
@@ -151,7 +137,7 @@ func tailCell(s Summary, p float64) string {
 			continue
 		}
 		if t.Value == nil {
-			return fmt.Sprintf("n=%s < %s", commas(t.N), commas(t.Need))
+			return fmt.Sprintf("n=%s < %s", numfmt.Int(int64(t.N)), numfmt.Int(int64(t.Need)))
 		}
 		return durCell(t.Value)
 	}

@@ -3,6 +3,8 @@ package capacity
 import (
 	"fmt"
 	"strings"
+
+	"github.com/ceiling-llm/ceiling/internal/numfmt"
 )
 
 // The activation/overhead reserve, modelled. vLLM sizes its KV cache as
@@ -72,15 +74,6 @@ func ModelledReserve(c *ModelConfig, tp, maxBatchedTokens, maxSeqs int) ReserveE
 		r.NonTorchBytes = 8 * gib / 10
 	}
 	r.TotalBytes = r.ActivationBytes + r.LogitsBytes + r.NonTorchBytes + r.CUDAGraphBytes
-	r.Assumption = fmt.Sprintf("vLLM's defaults on this GPU: max_num_batched_tokens %s, max_num_seqs %s, CUDA graphs captured (and subtracted, as vLLM ≥ 0.21 does)", thousands(maxBatchedTokens), thousands(maxSeqs))
+	r.Assumption = fmt.Sprintf("vLLM's defaults on this GPU: max_num_batched_tokens %s, max_num_seqs %s, CUDA graphs captured (and subtracted, as vLLM ≥ 0.21 does)", numfmt.Int(int64(maxBatchedTokens)), numfmt.Int(int64(maxSeqs)))
 	return r
-}
-
-// thousands writes n with thousands separators (1,024).
-func thousands(n int) string {
-	s := fmt.Sprint(n)
-	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
 }

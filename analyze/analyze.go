@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/ceiling-llm/ceiling/trace"
 )
@@ -218,6 +219,14 @@ func buildRun(src *source, acc *runAcc, own bool, opt Options) (*Run, error) {
 			lv.Repeat = m.Repeat
 		}
 		checkValidity(&lv)
+		if own && src.meta.Source == nil {
+			// Another tool's import has no plan of ceiling's to disagree with.
+			if why := planDisagreement(src.meta.Plan, lv, metaLevels[int(k)]); why != "" {
+				lv.Valid = false
+				lv.InvalidReason = strings.TrimPrefix(lv.InvalidReason+"; "+planDisagreementReason+why, "; ")
+				r.Warnings = append(r.Warnings, fmt.Sprintf("%s disagrees with the run's plan (%s): it is shown but makes no ceiling", levelName(lv), why))
+			}
+		}
 		r.Levels = append(r.Levels, lv)
 		r.Warnings = append(r.Warnings, l.warnings(lv, metaLevels[int(k)])...)
 		if opt.Resamples >= 0 {

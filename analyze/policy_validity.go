@@ -90,7 +90,9 @@ func validityWarning(levels []Level, sizing int, tool string) string {
 	maxC := 0
 	rate, short, flight := false, false, false
 	for _, l := range levels {
-		if l.Valid {
+		if l.Valid || strings.HasPrefix(l.InvalidReason, planDisagreementReason) {
+			// A level that disagrees with its plan has its own warning; no
+			// rerun of the right size mends it.
 			continue
 		}
 		names = append(names, offeredLabel(l))

@@ -227,6 +227,10 @@ type Capacity struct {
 	MeanRequestTokens        *float64 `json:"mean_request_tokens"`
 	P99RequestTokens         *float64 `json:"p99_request_tokens"`
 	Budget                   *Budget  `json:"budget"` // per GPU; null without a hardware model
+	// KVBudgetRange is the budget under the flat and the modelled reserve, where
+	// the reserve moves it by more than a tenth (null otherwise): the modelled
+	// capacity then rests on an assumption, named in it.
+	KVBudgetRange *capacity.ReserveRange `json:"kv_budget_range,omitempty"`
 }
 
 // Budget is the memory of one GPU, split the way the capacity model spends it: the

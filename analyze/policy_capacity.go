@@ -84,6 +84,9 @@ func buildCapacity(facts serverFacts, work workloadTokens, levels []Level, opt O
 		c.Budget = &b
 		t := plan.KVTokens
 		c.ModelledKVCapacityTokens = &t
+		if r, ok := capacity.KVBudgetRange(plan); ok {
+			c.KVBudgetRange = &r
+		}
 	}
 	// Every DP rank of every replica holds its own KV cache; the server reveals the
 	// capacity of one.

@@ -374,6 +374,12 @@ func capacityLines(c *Capacity) []string {
 			g.GPU, g.GPUs, g.TP, float64(g.MemoryBytes)/gib, g.Utilization, float64(g.WeightsBytes)/gib,
 			float64(g.ReserveBytes)/gib, float64(g.KVBudgetBytes)/gib, g.KVDtype))
 	}
+	if r := c.KVBudgetRange; r != nil {
+		const gib = 1 << 30
+		out = append(out, fmt.Sprintf("KV budget as the reserve goes: %.1f–%.1f GiB per GPU (%s–%s tokens a KV cache): %.1f GiB flat reserve above, %.1f GiB modelled from %s; the reserve moves the budget by %.0f%%, so a modelled capacity rests on it",
+			float64(r.LowBytes)/gib, float64(r.HighBytes)/gib, groupDigits(r.LowTokens), groupDigits(r.HighTokens),
+			float64(r.FlatReserveBytes)/gib, float64(r.ModelledBytes)/gib, r.Assumption, r.MovesPercent()))
+	}
 	return out
 }
 

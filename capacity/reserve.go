@@ -77,3 +77,48 @@ func ModelledReserve(c *ModelConfig, tp, maxBatchedTokens, maxSeqs int) ReserveE
 	r.Assumption = fmt.Sprintf("vLLM's defaults on this GPU: max_num_batched_tokens %s, max_num_seqs %s, CUDA graphs captured (and subtracted, as vLLM ≥ 0.21 does)", numfmt.Int(int64(maxBatchedTokens)), numfmt.Int(int64(maxSeqs)))
 	return r
 }
+
+// ReserveRange is the KV budget of one GPU under the flat reserve and under the
+// modelled one, where the two differ by more than a tenth: the reserve then decides
+// the answer, and a single figure would hide it.
+type ReserveRange struct {
+	LowBytes         int64  `json:"low_bytes"`
+	HighBytes        int64  `json:"high_bytes"`
+	LowTokens        int64  `json:"low_tokens"` // of one KV cache
+	HighTokens       int64  `json:"high_tokens"`
+	FlatReserveBytes int64  `json:"flat_reserve_bytes"`
+	ModelledBytes    int64  `json:"modelled_reserve_bytes"`
+	Assumption       string `json:"assumption"` // what the modelled reserve assumes
+}
+
+// reserveMatters is how far (a share of the larger budget) the two reserves must
+// move the KV budget before the range is shown.
+const reserveMatters = 0.10
+
+// KVBudgetRange is p's KV budget as the reserve goes, flat (p.Budget) and modelled
+// with vLLM's batch defaults for the GPU (ModelledReserve); false when there is no
+// model config or budget, or the reserve moves the budget by a tenth or less.
+func KVBudgetRange(p *PlanResult) (ReserveRange, bool) {
+	if p == nil || p.Config == nil || p.Budget.KVBudgetBytes <= 0 {
+		return ReserveRange{}, false
+	}
+	tok, seqs := VLLMBatchDefaults(p.GPU, p.Budget.MemoryBytes)
+	m := ModelledReserve(p.Config, p.Shape.TP, tok, seqs)
+	b := p.Budget
+	modelled := b.KVBudgetBytes + b.ReserveBytes - m.TotalBytes
+	lo, hi := min(b.KVBudgetBytes, modelled), max(b.KVBudgetBytes, modelled)
+	if hi <= 0 || float64(hi-lo) <= reserveMatters*float64(hi) {
+		return ReserveRange{}, false
+	}
+	lo = max(lo, 0)
+	r := ReserveRange{LowBytes: lo, HighBytes: hi, FlatReserveBytes: b.ReserveBytes, ModelledBytes: m.TotalBytes, Assumption: m.Assumption}
+	if bpt := p.KV.BytesPerToken(); bpt > 0 {
+		r.LowTokens, r.HighTokens = lo/bpt, hi/bpt
+	}
+	return r, true
+}
+
+// MovesPercent is how far the reserve moves the budget, in percent of the larger.
+func (r ReserveRange) MovesPercent() float64 {
+	return 100 * float64(r.HighBytes-r.LowBytes) / float64(r.HighBytes)
+}

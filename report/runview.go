@@ -419,6 +419,11 @@ func metadata(r *analyze.Run) []metaRow {
 			metaRow{"capacity.gpu", fmt.Sprintf("%s × %d (TP %d), %s each, utilization %s", b.GPU, b.GPUs, b.TP, fmtGiB(b.MemoryBytes), fmtNum(b.Utilization))},
 			metaRow{"capacity.kv_dtype", b.KVDtype})
 	}
+	if c := r.Capacity; c != nil && c.KVBudgetRange != nil {
+		g := c.KVBudgetRange
+		rows = append(rows, metaRow{"capacity.kv_budget_range", fmt.Sprintf("%s–%s per GPU as the reserve goes (%s flat, %s modelled from %s): the reserve moves the KV budget by %.0f%%",
+			fmtGiB(g.LowBytes), fmtGiB(g.HighBytes), fmtGiB(g.FlatReserveBytes), fmtGiB(g.ModelledBytes), g.Assumption, g.MovesPercent())})
+	}
 	if c := r.Capacity; c != nil && c.KVBytesPerToken != nil {
 		rows = append(rows, metaRow{"capacity.kv_bytes_per_token", fmtInt(*c.KVBytesPerToken)})
 	}

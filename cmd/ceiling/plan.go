@@ -171,24 +171,10 @@ func plural(n int, word string) string {
 	return fmt.Sprintf("%d %ss", n, word)
 }
 
-// reserveRange is the KV budget under the flat reserve and under the modelled one
-// (capacity.ModelledReserve), with the assumption, when the two differ by more than
-// 10% of the budget; ok is false otherwise.
-func reserveRange(p *capacity.PlanResult) (lo, hi int64, note string, ok bool) {
-	if p.Config == nil || p.Budget.KVBudgetBytes <= 0 {
-		return 0, 0, "", false
-	}
-	tok, seqs := capacity.VLLMBatchDefaults(p.GPU, p.Budget.MemoryBytes)
-	m := capacity.ModelledReserve(p.Config, p.Shape.TP, tok, seqs)
-	b := p.Budget
-	modelled := b.KVBudgetBytes + b.ReserveBytes - m.TotalBytes
-	lo, hi = min(b.KVBudgetBytes, modelled), max(b.KVBudgetBytes, modelled)
-	if hi <= 0 || float64(hi-lo) <= 0.1*float64(hi) {
-		return 0, 0, "", false
-	}
-	lo = max(lo, 0)
-	return lo, hi, fmt.Sprintf("(the reserve decides it: %s flat above, %s modelled from %s; the KV budget moves by %.0f%%)",
-		strings.TrimSpace(gibs(b.ReserveBytes)), strings.TrimSpace(gibs(m.TotalBytes)), m.Assumption, 100*float64(hi-lo)/float64(hi)), true
+// reserveNote says what decides the KV budget's range.
+func reserveNote(r capacity.ReserveRange) string {
+	return fmt.Sprintf("(the reserve decides it: %s flat above, %s modelled from %s; the KV budget moves by %.0f%%)",
+		strings.TrimSpace(gibs(r.FlatReserveBytes)), strings.TrimSpace(gibs(r.ModelledBytes)), r.Assumption, r.MovesPercent())
 }
 
 // writePlanBudget prints the memory budget per GPU, one step a line.
@@ -208,8 +194,8 @@ func writePlanBudget(w io.Writer, p *capacity.PlanResult) {
 	row("− weights", gibs(b.WeightsBytes), "("+p.WeightsHow+")")
 	row("− activation/overhead reserve", gibs(b.ReserveBytes), "")
 	row("= KV cache budget", gibs(b.KVBudgetBytes), "")
-	if lo, hi, note, ok := reserveRange(p); ok {
-		row("  range, as the reserve goes", gibs(lo)+"–"+strings.TrimSpace(gibs(hi)), note)
+	if r, ok := capacity.KVBudgetRange(p); ok {
+		row("  range, as the reserve goes", gibs(r.LowBytes)+"–"+strings.TrimSpace(gibs(r.HighBytes)), reserveNote(r))
 	}
 	if bpt := p.KV.BytesPerToken(); bpt > 0 && b.KVBudgetBytes > 0 {
 		row(fmt.Sprintf("÷ %s bytes per token", commas(bpt)), commas(p.KVTokens)+" tokens",

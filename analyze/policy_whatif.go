@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
@@ -94,7 +95,7 @@ type curveResult struct {
 func whatIf(r *Run, opt Options, change WhatIfChange) ([]WhatIfRow, curveResult, error) {
 	var curve curveResult
 	if opt.ModelConfig == "" || (opt.GPU == "" && opt.MemoryGiB <= 0) {
-		return nil, curve, fmt.Errorf("what-if needs --model-config and --gpu (the capacity model of the measured run)")
+		return nil, curve, errors.New("what-if needs Options.ModelConfig and BudgetInput.GPU (the capacity model of the measured run)")
 	}
 	// The deployment the run was analyzed with (computed once, config.json parsed once).
 	if err := opt.Prepare(); err != nil {

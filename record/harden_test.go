@@ -193,7 +193,7 @@ func TestExistingOutputRefusedUnlessForce(t *testing.T) {
 	}
 	before, _ := os.ReadFile(o.Output)
 	_, err := Record(context.Background(), o)
-	if err == nil || !strings.Contains(err.Error(), "exists") || !strings.Contains(err.Error(), "--force") {
+	if err == nil || !strings.Contains(err.Error(), "exists") || !strings.Contains(err.Error(), "Options.Force") {
 		t.Fatalf("second run to an existing trace: %v, want a refusal naming --force", err)
 	}
 	if after, _ := os.ReadFile(o.Output); !bytes.Equal(before, after) {
@@ -222,12 +222,12 @@ func TestKilledInFirstLevelPartsDir(t *testing.T) {
 
 	o.Resume = true
 	_, err := Record(context.Background(), o)
-	if err == nil || !strings.Contains(err.Error(), "--force") {
+	if err == nil || !strings.Contains(err.Error(), "Options.Force") {
 		t.Fatalf("--resume of a run killed in level 0: %v, want advice naming --force", err)
 	}
 	o.Resume = false
 	_, err = Record(context.Background(), o)
-	if err == nil || !strings.Contains(err.Error(), "--force") {
+	if err == nil || !strings.Contains(err.Error(), "Options.Force") {
 		t.Fatalf("fresh run over a parts directory: %v, want advice naming --force", err)
 	}
 	o.Force = true

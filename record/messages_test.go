@@ -96,7 +96,7 @@ func TestFailedMergeSaysResume(t *testing.T) {
 	defer eng.Close()
 	o = baseOptions(t, eng.URL())
 	_, err := Record(context.Background(), o)
-	if err == nil || !strings.Contains(err.Error(), "--resume") {
+	if err == nil || !strings.Contains(err.Error(), "Options.Resume") {
 		t.Fatalf("a failed merge: %v, want an error that says to use --resume", err)
 	}
 	if err := os.Remove(o.Output); err != nil {

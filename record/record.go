@@ -14,6 +14,7 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -143,7 +144,7 @@ func Record(ctx context.Context, opts Options) (trace.RunInfo, error) {
 		}
 		ps, st, err := trace.ResumeParts(trace.PartsDir(opts.Output))
 		if err != nil {
-			return trace.RunInfo{}, fmt.Errorf("Options.Resume: %w", err)
+			return trace.RunInfo{}, partsAdvice(fmt.Errorf("Options.Resume: %w", err))
 		}
 		r.parts, resume = ps, &st
 	} else {
@@ -151,7 +152,8 @@ func Record(ctx context.Context, opts Options) (trace.RunInfo, error) {
 			return trace.RunInfo{}, err
 		}
 		if err := outputGuard(opts).Check(opts.Output); err != nil {
-			return trace.RunInfo{}, err
+			// The guard names its own field; the caller set ours.
+			return trace.RunInfo{}, errors.New(strings.ReplaceAll(err.Error(), "Guard.Force", "Options.Force"))
 		}
 		if err := checkSidecar(opts); err != nil {
 			return trace.RunInfo{}, err
@@ -163,7 +165,7 @@ func Record(ctx context.Context, opts Options) (trace.RunInfo, error) {
 		}
 		ps, err := trace.CreateParts(trace.PartsDir(opts.Output))
 		if err != nil {
-			return trace.RunInfo{}, err
+			return trace.RunInfo{}, partsAdvice(err)
 		}
 		r.parts = ps
 	}
@@ -318,7 +320,7 @@ func Record(ctx context.Context, opts Options) (trace.RunInfo, error) {
 	if err := r.finish(); err != nil {
 		again := ""
 		if !r.tmpParts {
-			again = ": fix the cause, then run the same command with --resume to write the trace from them"
+			again = ": fix the cause, then run the same recording with Options.Resume to write the trace from them"
 		}
 		if sweepErr != nil {
 			return r.info, fmt.Errorf("%v; and writing the trace failed: %w (the sealed parts are kept in %s%s)", sweepErr, err, r.parts.Dir(), again)
@@ -414,6 +416,17 @@ func newRunID(t time.Time) string {
 }
 
 func (r *recorder) maxConcurrency() int { return r.opts.maxConcurrency() }
+
+// partsAdvice says which option settles a parts directory left by an earlier run.
+func partsAdvice(err error) error {
+	switch {
+	case errors.Is(err, trace.ErrNothingToResume):
+		return fmt.Errorf("%w (Options.Force replaces it)", err)
+	case errors.Is(err, trace.ErrInterruptedRun):
+		return fmt.Errorf("%w: continue it with Options.Resume, or set Options.Force to discard it and start again", err)
+	}
+	return err
+}
 
 // lockedWriter serialises writes to w.
 type lockedWriter struct {

@@ -132,7 +132,7 @@ func Merge(inputs []Input) (Merged, error) {
 func checkSameSweep(ins []Input) error {
 	first := ins[0]
 	if first.Info.Shard == nil {
-		return fmt.Errorf("%s is not a shard's trace (its run info names no shard): record shards with --shard I/N", first.Name)
+		return fmt.Errorf("%s is not a shard's trace (its run info names no shard): only the traces of a sharded recording merge", first.Name)
 	}
 	plan, _ := json.Marshal(first.Info.Plan)
 	seen := map[int]string{}
@@ -140,7 +140,7 @@ func checkSameSweep(ins []Input) error {
 		s := in.Info.Shard
 		switch {
 		case s == nil:
-			return fmt.Errorf("%s is not a shard's trace (its run info names no shard): record shards with --shard I/N", in.Name)
+			return fmt.Errorf("%s is not a shard's trace (its run info names no shard): only the traces of a sharded recording merge", in.Name)
 		case len(s.Merged) > 0:
 			return fmt.Errorf("%s is already a merged run", in.Name)
 		case in.Info.RunID != first.Info.RunID:

@@ -2,6 +2,7 @@ package trace
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -37,14 +38,22 @@ const (
 	partMetrics = "metrics"
 )
 
+// ErrInterruptedRun is wrapped by CreateParts' error for a directory holding an
+// interrupted run, which ResumeParts could continue; ErrNothingToResume by the
+// error for one that holds no sealed level (RemoveParts clears either).
+var (
+	ErrInterruptedRun  = errors.New("an earlier run was interrupted there and can be resumed, or removed to start again")
+	ErrNothingToResume = errors.New("there is nothing to resume; remove it to start again")
+)
+
 // CreateParts makes a new, empty parts directory; it refuses an existing one, which
 // holds an interrupted run that ResumeParts could continue (RemoveParts discards it).
 func CreateParts(dir string) (*Parts, error) {
 	if _, err := os.Stat(dir); err == nil {
 		if parts, _ := listParts(dir); len(parts) == 0 {
-			return nil, fmt.Errorf("%s exists and holds no sealed level: an earlier run was stopped during its first level, so there is nothing to resume; pass --force to replace it", dir)
+			return nil, fmt.Errorf("%s exists and holds no sealed level: an earlier run was stopped during its first level, so %w", dir, ErrNothingToResume)
 		}
-		return nil, fmt.Errorf("%s exists: an earlier run was interrupted there; continue it with --resume, or pass --force to discard it and start again", dir)
+		return nil, fmt.Errorf("%s exists: %w", dir, ErrInterruptedRun)
 	}
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("cannot write the output: %w", err)
@@ -358,7 +367,7 @@ func ResumeParts(dir string) (*Parts, Resumed, error) {
 		return nil, st, err
 	}
 	if len(parts) == 0 {
-		return nil, st, fmt.Errorf("%s holds no sealed level: the recording was stopped during its first level, so there is nothing to resume; run again with --force instead of --resume to replace it", dir)
+		return nil, st, fmt.Errorf("%s holds no sealed level: the recording was stopped during its first level, so %w", dir, ErrNothingToResume)
 	}
 	// The newest part's info lists the levels completed when it was sealed.
 	st.Info = parts[len(parts)-1].info

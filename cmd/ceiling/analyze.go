@@ -90,7 +90,15 @@ func checkOutput(out string, runs []string, force bool) error {
 	for _, r := range runs {
 		g.Inputs = append(g.Inputs, r, trace.MetricsPath(r))
 	}
-	return g.Check(out)
+	return guardError(g.Check(out))
+}
+
+// guardError names the flag behind atomicfile.Guard's Force field.
+func guardError(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &flagNamedError{msg: strings.ReplaceAll(err.Error(), "Guard.Force", "--force"), err: err}
 }
 
 // writeAnalysisOutput writes data to path atomically, or to stdout for "-" or "".

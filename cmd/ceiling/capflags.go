@@ -186,6 +186,7 @@ func budgetFlags() *strings.Replacer {
 		"BudgetInput.KVDtype", "--kv-dtype",
 		"BudgetInput.WeightDtype", "--weight-dtype",
 		"BudgetInput.ParamsB", "--params-b",
+		"Options.ModelConfig", "--model-config",
 	)
 }
 

@@ -74,7 +74,7 @@ func runImport(ctx context.Context, e env, args []string) int {
 		return h.usageError(e, fmt.Sprintf("--from must be one of %s, got %q", strings.Join(importer.Froms, ", "), *from))
 	}
 
-	if err := (atomicfile.Guard{Inputs: fs.Args(), Force: *force}).Check(*out); err != nil {
+	if err := guardError((atomicfile.Guard{Inputs: fs.Args(), Force: *force}).Check(*out)); err != nil {
 		fmt.Fprintf(e.stderr, "ceiling import: %v\n", err)
 		return exitFailed
 	}

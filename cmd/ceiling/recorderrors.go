@@ -46,6 +46,8 @@ func recordFlagNames() map[string]string {
 		"Options.Prefixes":           "--prefixes",
 		"Options.ReplaySpeeds":       "--replay-speed",
 		"Options.ThinkTime":          "--think-time",
+		"Options.APIKey":             "an environment variable named by --api-key-env",
+		"Options.ProbeTimeout":       "--probe-timeout",
 	}
 }
 

@@ -53,10 +53,10 @@ func (g Guard) Check(path string) error {
 		return nil
 	}
 	if isParquet(path) {
-		return fmt.Errorf("%s %w and is a Parquet file (a trace or a metrics sidecar?): pass --force to replace it, or choose another output path", path, ErrExists)
+		return fmt.Errorf("%s %w and is a Parquet file (a trace or a metrics sidecar?): pass Guard.Force to replace it, or choose another output path", path, ErrExists)
 	}
 	if !g.ReplaceFiles {
-		return fmt.Errorf("%s %w: pass --force to replace it, or choose another output path", path, ErrExists)
+		return fmt.Errorf("%s %w: pass Guard.Force to replace it, or choose another output path", path, ErrExists)
 	}
 	return nil
 }

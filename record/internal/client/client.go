@@ -94,18 +94,18 @@ type Client struct {
 func splitURL(raw string) (*url.URL, *url.Userinfo, error) {
 	u, err := url.Parse(strings.TrimSpace(raw))
 	if err != nil {
-		return nil, nil, fmt.Errorf("invalid --url: %v", redactURLError(err))
+		return nil, nil, fmt.Errorf("invalid Options.URL: %v", redactURLError(err))
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
-		return nil, nil, fmt.Errorf("invalid --url %q: want http:// or https://", StripCredentials(raw))
+		return nil, nil, fmt.Errorf("invalid Options.URL %q: want http:// or https://", StripCredentials(raw))
 	}
 	if u.Host == "" {
-		return nil, nil, fmt.Errorf("invalid --url %q: no host", StripCredentials(raw))
+		return nil, nil, fmt.Errorf("invalid Options.URL %q: no host", StripCredentials(raw))
 	}
 	if u.RawQuery != "" || u.ForceQuery {
 		// A query is not sent (the endpoints' paths are appended to the root), and a
 		// key in it (?api_key=...) would only be stored: refuse it, without echoing it.
-		return nil, nil, fmt.Errorf("invalid --url %q: it has a query string (not shown: it may hold a key), which is not sent; give the API key in an environment variable (--api-key-env)", StripCredentials(raw))
+		return nil, nil, fmt.Errorf("invalid Options.URL %q: it has a query string (not shown: it may hold a key), which is not sent; give the API key in Options.APIKey", StripCredentials(raw))
 	}
 	user := u.User
 	u.User = nil

@@ -31,7 +31,7 @@ func (c *Client) Get(ctx context.Context, path string) (status int, body []byte,
 	defer resp.Body.Close()
 	if resp.StatusCode/100 == 3 {
 		// Not followed (another origin, or too many): name where it points.
-		return resp.StatusCode, nil, fmt.Errorf("%w: GET %s answered HTTP %d to %s (not followed: point --url at the server that answers)",
+		return resp.StatusCode, nil, fmt.Errorf("%w: GET %s answered HTTP %d to %s (not followed: point Options.URL at the server that answers)",
 			ErrRedirect, path, resp.StatusCode, redirectTarget(resp))
 	}
 	body, err = io.ReadAll(io.LimitReader(resp.Body, 8<<20))

@@ -76,7 +76,7 @@ func (c *Client) body(p Prompt, maxTokens int) ([]byte, error) {
 	if c.opts.Endpoint == "completions" {
 		text := p.Text
 		if len(p.Messages) > 0 {
-			return nil, errors.New("a dataset line with messages needs --endpoint chat")
+			return nil, errors.New("a dataset line with messages needs Options.Endpoint chat")
 		}
 		q.Prompt = &text
 	} else if len(p.Messages) > 0 {

@@ -57,7 +57,7 @@ func server(ctx context.Context, c *client.Client) (Probe, error) {
 		// endpoint wakes slowly; the probe request proves the server).
 		p.ModelsErr = err
 	case errors.Is(err, client.ErrSlow):
-		return p, fmt.Errorf("%w; give --model to go on without the model list, or a longer probe timeout", err)
+		return p, fmt.Errorf("%w; give Options.Model to go on without the model list, or a longer Options.ProbeTimeout", err)
 	case errors.Is(err, client.ErrRedirect):
 		return p, err
 	case err != nil:

@@ -153,21 +153,21 @@ type MeasureFunc func(ctx context.Context, text string) (int, error)
 // word, uncalibrated).
 func NewSynthetic(ctx context.Context, cfg Config, measure MeasureFunc, how string) (*Workload, error) {
 	if cfg.Prompt.Kind == "dataset" || cfg.Output.Kind == "dataset" {
-		return nil, errors.New("length \"dataset\" needs --dataset")
+		return nil, errors.New("length \"dataset\" needs Options.Dataset")
 	}
 	median := int(math.Round(cfg.Prompt.Quantile(0.5)))
 	if median <= 0 {
-		return nil, errors.New("--prompt-tokens must be positive")
+		return nil, errors.New("Options.PromptTokens must be positive")
 	}
 	if lo := int(cfg.Prompt.Quantile(0.01)); cfg.SharedPrefix > 0 && cfg.SharedPrefix >= max(1, lo) {
-		return nil, fmt.Errorf("--shared-prefix-tokens %d must be below the prompt length (%d at the 1st percentile of --prompt-tokens %s)", cfg.SharedPrefix, lo, cfg.Prompt)
+		return nil, fmt.Errorf("Options.SharedPrefixTokens %d must be below the prompt length (%d at the 1st percentile of Options.PromptTokens %s)", cfg.SharedPrefix, lo, cfg.Prompt)
 	}
 	k := max(cfg.Prefixes, 1)
 	if cfg.SharedPrefix == 0 {
 		k = 0
 	}
 	if len(cfg.Mix) > 0 && len(cfg.Mix) != k {
-		return nil, fmt.Errorf("--prefix-mix has %d weights for %d prefixes", len(cfg.Mix), k)
+		return nil, fmt.Errorf("Options.PrefixMix has %d weights for %d prefixes", len(cfg.Mix), k)
 	}
 	w := &Workload{seed: cfg.Seed, prompt: cfg.Prompt, output: cfg.Output, prefixTokens: cfg.SharedPrefix}
 	var sum float64
@@ -177,13 +177,13 @@ func NewSynthetic(ctx context.Context, cfg Config, measure MeasureFunc, how stri
 			wt = cfg.Mix[i]
 		}
 		if !(wt >= 0) {
-			return nil, fmt.Errorf("--prefix-mix weight %v: weights must not be negative", wt)
+			return nil, fmt.Errorf("Options.PrefixMix weight %v: weights must not be negative", wt)
 		}
 		sum += wt
 		w.prefixCDF = append(w.prefixCDF, sum)
 	}
 	if k > 0 && !(sum > 0) {
-		return nil, errors.New("--prefix-mix: the weights sum to 0")
+		return nil, errors.New("Options.PrefixMix: the weights sum to 0")
 	}
 	for i := range w.prefixCDF {
 		w.prefixCDF[i] /= sum

@@ -8,31 +8,38 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/ceiling-llm/ceiling/trace"
 )
 
 // levelStats follows a level for the progress line and its LevelInfo.
 type levelStats struct {
-	mu        sync.Mutex
-	lv        level
-	count     int // requests planned (0 = until the deadline)
-	total     int // levels planned (0 = auto)
-	w         io.Writer
-	live      bool
-	done      int
-	measured  int // non-warm-up requests
-	errors    int // non-warm-up failures
-	outTokens int64
-	firstSent int64
-	lastEnd   int64
-	ttfts     []float64
-	lags      []float64
-	stop      chan struct{}
-	stopped   chan struct{}
-	plan      levelPlan
-	started   time.Time
-	ended     time.Time // set by finish
+	mu       sync.Mutex
+	lv       level
+	count    int // requests planned (0 = until the deadline)
+	total    int // levels planned (0 = auto)
+	w        io.Writer
+	live     bool
+	done     int
+	measured int // non-warm-up requests
+	errors   int // non-warm-up failures
+	// errorTexts counts the failures by their text with its numbers blanked (so
+	// "request (256 tokens)" and "(300 tokens)" count together), keeping the first
+	// text seen, for the line's most frequent one; at most errorTextKinds are told
+	// apart, so a server answering each request differently cannot grow it.
+	errorTexts map[string]*errorText
+	outTokens  int64
+	firstSent  int64
+	lastEnd    int64
+	ttfts      []float64
+	lags       []float64
+	stop       chan struct{}
+	stopped    chan struct{}
+	plan       levelPlan
+	started    time.Time
+	ended      time.Time // set by finish
 }
 
 // levelPlan is what the progress line says about a level's size and the time left,
@@ -87,6 +94,16 @@ func (s *levelStats) add(row *trace.Row) {
 	s.measured++
 	if row.Error != nil {
 		s.errors++
+		if s.errorTexts == nil {
+			s.errorTexts = map[string]*errorText{}
+		}
+		key := blankDigits(*row.Error)
+		switch e := s.errorTexts[key]; {
+		case e != nil:
+			e.n++
+		case len(s.errorTexts) < errorTextKinds:
+			s.errorTexts[key] = &errorText{text: cut(*row.Error, errorTextBytes), n: 1}
+		}
 		return
 	}
 	if row.OutputTokens != nil {
@@ -162,7 +179,68 @@ func (s *levelStats) lineAt(now time.Time) string {
 	}
 	fmt.Fprintf(&b, "  %d errors", s.errors)
 	b.WriteString(s.etaLocked(now))
+	if text, n := s.topErrorLocked(); n > 0 {
+		// The server's own words, not a status code: "http_400" alone hid a
+		// context too small for every request.
+		fmt.Fprintf(&b, "  most errors (%d): %s", n, text)
+	}
 	return b.String()
+}
+
+const (
+	errorTextBytes = 100 // of an error's text on the progress line
+	errorTextKinds = 32  // error texts a level's progress tells apart
+)
+
+// topErrorLocked is the most frequent error text and its count (s.mu held); ties
+// go to the text that sorts first, so the line does not flicker between them.
+func (s *levelStats) topErrorLocked() (string, int) {
+	var top string
+	n := 0
+	for _, e := range s.errorTexts {
+		if e.n > n || e.n == n && e.text < top {
+			top, n = e.text, e.n
+		}
+	}
+	return top, n
+}
+
+// errorText is one kind of failure on the progress line: its first text, and how
+// many failed so.
+type errorText struct {
+	text string
+	n    int
+}
+
+// blankDigits replaces every run of digits in s by one '#'.
+func blankDigits(s string) string {
+	var b strings.Builder
+	digits := false
+	for _, r := range s {
+		if unicode.IsDigit(r) {
+			if !digits {
+				b.WriteByte('#')
+			}
+			digits = true
+			continue
+		}
+		digits = false
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// cut shortens s to at most n bytes on a rune boundary, on one line, marking the cut.
+func cut(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) <= n {
+		return s
+	}
+	i := n
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + "…"
 }
 
 // etaLocked is the line's time part: the estimate of the time left in the level

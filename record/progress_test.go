@@ -3,6 +3,7 @@ package record
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"math"
 	"strings"
 	"sync"
@@ -39,7 +40,7 @@ func TestProgressLine(t *testing.T) {
 	s.add(&trace.Row{SentNs: 1e9, FirstTokenNs: p(1.2e9), EndNs: 2e9, OutputTokens: n(100)})
 	s.add(&trace.Row{SentNs: 1e9, FirstTokenNs: p(1.4e9), EndNs: 3e9, OutputTokens: n(300)})
 	s.add(&trace.Row{SentNs: 1e9, EndNs: 1e9, Error: &boom})
-	want := "level 3/6  c=8  4/4 req  200.0 tok/s  p50 TTFT 0.30s  1 errors"
+	want := "level 3/6  c=8  4/4 req  200.0 tok/s  p50 TTFT 0.30s  1 errors  most errors (1): boom"
 	if got := s.lineAt(s.started); got != want {
 		t.Errorf("progress line\n  %s\nwant\n  %s", got, want)
 	}
@@ -49,6 +50,35 @@ func TestProgressLine(t *testing.T) {
 	open := newLevelStats(level{index: 0, rate: 2.5}, 0, 0, nil, false)
 	if got := open.lineAt(open.started); !strings.HasPrefix(got, "level 1  rate=2.5/s  0 req") || !strings.Contains(got, "p50 TTFT -") {
 		t.Errorf("open-loop line before any request: %q", got)
+	}
+}
+
+// TestProgressNamesTheServersError (issue 24, item 3): the line gives the most
+// frequent error in the server's own words, on one line and cut short, not only a
+// count: llama.cpp's "exceeds the available context size" explained 6,799 failures
+// that "http_400" did not.
+func TestProgressNamesTheServersError(t *testing.T) {
+	s := newLevelStats(level{index: 0, concurrency: 4}, 10, 1, nil, false)
+	// As the client records llama.cpp's answer (httpErrorText).
+	text := func(n int) *string {
+		e := fmt.Sprintf("HTTP 400 Bad Request: request (%d tokens) exceeds the available context size (128 tokens), try increasing it", n)
+		return &e
+	}
+	other := "connection reset by peer"
+	for _, e := range []*string{text(256), &other, text(300), text(212)} {
+		s.add(&trace.Row{SentNs: 1e9, EndNs: 1e9, Error: e})
+	}
+	line := s.lineAt(s.started)
+	want := "most errors (3): HTTP 400 Bad Request: request (256 tokens) exceeds the available context size (128 tokens), try incr…"
+	if !strings.HasSuffix(line, want) {
+		t.Errorf("line\n  %s\nwant it to end with\n  %s", line, want)
+	}
+	for i := range 100 { // a server answering each request differently
+		e := fmt.Sprintf("error %c", 'A'+i)
+		s.add(&trace.Row{SentNs: 1e9, EndNs: 1e9, Error: &e})
+	}
+	if len(s.errorTexts) > errorTextKinds {
+		t.Errorf("%d error texts kept, want at most %d", len(s.errorTexts), errorTextKinds)
 	}
 }
 

@@ -23,7 +23,8 @@ import (
 //   - AMD device-metrics-exporter: gpu_package_power or gpu_power_usage (W),
 //     gpu_energy_consumed (µJ, a counter), gpu_gfx_activity (%); a GPU is gpu_id.
 //   - Triton's own GPU metrics: nv_gpu_power_usage (W), nv_energy_consumption (J, a
-//     counter), nv_gpu_utilization (a fraction); a GPU is gpu_uuid.
+//     counter since Triton started), nv_gpu_utilization (a fraction),
+//     nv_gpu_memory_used_bytes; a GPU is gpu_uuid.
 //
 // Energy comes from the counter when a GPU has one with two scrapes in the window
 // (a counter that goes down restarted from zero: the increase after it is its new
@@ -85,6 +86,7 @@ var gpuFields = map[string]gpuField{
 	"nv_gpu_power_usage":                   {"power", 1},
 	"nv_energy_consumption":                {"energy", 1},
 	"nv_gpu_utilization":                   {"util", 100},
+	"nv_gpu_memory_used_bytes":             {"mem", 1.0 / (1 << 20)},
 }
 
 // isGPUMetric says whether a sidecar series is GPU telemetry.

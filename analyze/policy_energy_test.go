@@ -48,6 +48,71 @@ gpu_power_usage{card_model="0x74a1",gpu_id="0",hostname="mi300-node",serial_numb
 gpu_gfx_activity{card_model="0x74a1",gpu_id="0",hostname="mi300-node",serial_number="692251001124"} 50
 `
 
+// tritonPage is Triton's own /metrics GPU section (port 8002) as Triton serves it:
+// "#HELP"/"#TYPE" lines, gpu_uuid labels, six decimals, energy in joules since
+// Triton started, utilization a fraction.
+const tritonPage = `# HELP nv_gpu_utilization GPU utilization rate [0.0 - 1.0)
+# TYPE nv_gpu_utilization gauge
+nv_gpu_utilization{gpu_uuid="GPU-0e9fdafb-5adb-91cd-26a8-308d34357efc"} UTIL0
+nv_gpu_utilization{gpu_uuid="GPU-a07dfe08-b87f-1f96-7083-07a26d0fa83e"} 0.250000
+# HELP nv_gpu_memory_used_bytes GPU used memory, in bytes
+# TYPE nv_gpu_memory_used_bytes gauge
+nv_gpu_memory_used_bytes{gpu_uuid="GPU-0e9fdafb-5adb-91cd-26a8-308d34357efc"} 21474836480.000000
+nv_gpu_memory_used_bytes{gpu_uuid="GPU-a07dfe08-b87f-1f96-7083-07a26d0fa83e"} 10737418240.000000
+# HELP nv_gpu_power_usage GPU power usage in watts
+# TYPE nv_gpu_power_usage gauge
+nv_gpu_power_usage{gpu_uuid="GPU-0e9fdafb-5adb-91cd-26a8-308d34357efc"} POWER0
+nv_gpu_power_usage{gpu_uuid="GPU-a07dfe08-b87f-1f96-7083-07a26d0fa83e"} 55.137000
+# HELP nv_gpu_power_limit GPU power management limit in watts
+# TYPE nv_gpu_power_limit gauge
+nv_gpu_power_limit{gpu_uuid="GPU-0e9fdafb-5adb-91cd-26a8-308d34357efc"} 300.000000
+nv_gpu_power_limit{gpu_uuid="GPU-a07dfe08-b87f-1f96-7083-07a26d0fa83e"} 300.000000
+# HELP nv_energy_consumption GPU energy consumption in joules since the Triton Server started
+# TYPE nv_energy_consumption counter
+nv_energy_consumption{gpu_uuid="GPU-0e9fdafb-5adb-91cd-26a8-308d34357efc"} ENERGY0
+nv_energy_consumption{gpu_uuid="GPU-a07dfe08-b87f-1f96-7083-07a26d0fa83e"} ENERGY1
+`
+
+// TestLevelGPUTriton: Triton's own GPU metrics give the same figures as the
+// exporters: power in W, energy from its joule counter, utilization scaled from a
+// fraction to percent, memory from bytes to MiB, GPUs told apart by gpu_uuid.
+func TestLevelGPUTriton(t *testing.T) {
+	const s = int64(1e9)
+	var samples []gpuSample
+	power0 := []string{"250.000000", "350.000000", "300.000000"}
+	energy0 := []string{"9380.053000", "9680.053000", "9980.053000"} // +300 J each second
+	energy1 := []string{"1000.000000", "1055.137000", "1110.274000"} // +55.137 J each second
+	util0 := []string{"0.800000", "0.900000", "1.000000"}
+	for i := range 3 {
+		samples = append(samples, page(t, tritonPage, "triton:8002", int64(i)*s,
+			"POWER0", power0[i], "ENERGY0", energy0[i], "ENERGY1", energy1[i], "UTIL0", util0[i])...)
+	}
+	const windowS, outTokS, reqS = 2.0, 500.0, 4.0
+	g := levelGPU(samples, 0, 2*s, windowS, outTokS, reqS)
+	if g == nil {
+		t.Fatal("no GPU figures from Triton's metrics")
+	}
+	wantEnergy := 300.0*windowS + 55.137*windowS // the counters' rates over the window
+	for _, c := range []struct {
+		name      string
+		got       *float64
+		want, tol float64
+	}{
+		{"total W", g.TotalPowerW, 300 + 55.137, 1e-6},
+		{"energy J", g.EnergyJ, wantEnergy, 1e-6},
+		{"J/token", g.JPerOutputToken, wantEnergy / windowS / outTokS, 1e-9},
+		{"util %", g.UtilPct, (90 + 25) / 2.0, 1e-9},
+		{"memory MiB", g.MemUsedMiB, 20480 + 10240, 1e-9},
+	} {
+		if c.got == nil || math.Abs(*c.got-c.want) > c.tol {
+			t.Errorf("%s = %v, want %g", c.name, optValue(c.got), c.want)
+		}
+	}
+	if g.GPUs != 2 || g.CounterResets != 0 || !strings.Contains(g.EnergySource, "counter") {
+		t.Errorf("GPUs %d, resets %d, source %q: want 2 GPUs from their energy counters", g.GPUs, g.CounterResets, g.EnergySource)
+	}
+}
+
 // page parses one exporter page at ts, labelled with its source as record does.
 func page(t *testing.T, text, source string, ts int64, repl ...string) []gpuSample {
 	t.Helper()

@@ -29,7 +29,7 @@ func (r *recorder) checkGPUExporters(ctx context.Context) {
 			continue
 		}
 		if !hasGPUPower(samples) {
-			r.warn(fmt.Sprintf("GPU exporter %s answered with %d series but none of the power or energy series ceiling reads (DCGM_FI_DEV_POWER_USAGE, DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION, AMD gpu_power_usage/gpu_energy_consumed): no power figures from it", source, len(samples)))
+			r.warn(fmt.Sprintf("GPU exporter %s answered with %d series but none of the power or energy series ceiling reads (DCGM_FI_DEV_POWER_USAGE, DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION, AMD gpu_power_usage/gpu_energy_consumed, Triton nv_gpu_power_usage/nv_energy_consumption): no power figures from it", source, len(samples)))
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package record
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/ceiling-llm/ceiling/analyze"
 	"github.com/ceiling-llm/ceiling/record/enginetest"
+	"github.com/ceiling-llm/ceiling/report"
 )
 
 // dcgmExporter serves a DCGM exporter page in the shape NVIDIA's documentation
@@ -107,6 +109,20 @@ func TestRecordGPUEnergy(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(d.Notes, "\n"), "the GPU exporters reported 3 GPUs, the deployment counts 1") {
 		t.Errorf("no note that the telemetry's 3 GPUs are not the 1 the cost counts: %q", d.Notes)
+	}
+
+	// The report of this recorded run, not of a fixture, shows it: the power and
+	// energy panel, the ceiling's W per GPU, and the exporters in the deployment line.
+	var page bytes.Buffer
+	if err := report.Write(&page, res, report.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	html := page.String()
+	for _, want := range []string{"GPU power per GPU", "Energy per output token", "200 W per GPU", "J per output token",
+		strings.TrimPrefix(a.URL, "http://")} {
+		if !strings.Contains(html, want) {
+			t.Errorf("the report of the recorded run lacks %q", want)
+		}
 	}
 }
 

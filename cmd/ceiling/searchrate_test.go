@@ -83,6 +83,12 @@ func TestRecordRateAutoFindsServiceRate(t *testing.T) {
 	if p == nil || !p.Done || p.Unit != "requests/s" || !strings.Contains(live, p.Answer) || p.Lo != lo || p.Hi != hi {
 		t.Fatalf("analyze's search %+v: want the live answer, done, in requests/s", p)
 	}
+	// Open loop: no knee unless asked (a level's throughput is its offered rate).
+	for _, c := range p.Criteria {
+		if strings.HasPrefix(c, "knee") {
+			t.Errorf("criteria %q: the knee is on in open loop without --knee", p.Criteria)
+		}
+	}
 	if len(p.Steps) != len(r.Levels) || len(p.Steps) < 3 {
 		t.Fatalf("%d steps for %d levels", len(p.Steps), len(r.Levels))
 	}

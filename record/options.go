@@ -116,7 +116,7 @@ type Options struct {
 	RateAuto bool // --rate auto: the search over open-loop rates
 	// Criteria a search level must pass (nil: DefaultCriteria; empty: none but the
 	// knee). The knee is Knee: the gain per doubling below which a level fails
-	// (0: 5%; negative: off).
+	// (0: 5% with Auto, off with RateAuto; negative: off).
 	Criteria []Criterion
 	Knee     float64
 	// Resolution is the widest bracket the search stops at: "10%", "2" (requests,
@@ -196,7 +196,14 @@ func (o *Options) defaults() {
 		if o.Criteria == nil {
 			o.Criteria = DefaultCriteria()
 		}
-		if o.Knee == 0 {
+		switch {
+		case o.Knee == 0 && o.RateAuto:
+			// In open loop a level's throughput is its offered rate until the
+			// server saturates, and where it stops following is the overload
+			// criterion; a knee between close rates compares two figures that
+			// differ by little more than the window's noise, and fails at random.
+			o.Knee = -1
+		case o.Knee == 0:
 			o.Knee = defaultKnee
 		}
 		if o.Resolution == "" {

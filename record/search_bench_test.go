@@ -24,6 +24,8 @@ import (
 //   - plan: plan's proposed ladder around the declared capacity (only where the
 //     server declares one), answered the same way.
 //
+// The knee-bound configuration's truth is kneeTruth of its engine (searchknee_test.go).
+//
 // Run it with scripts/bench-search.sh (or go test ./record -run '^$' -bench
 // Search -benchtime 1x); SEARCH_BENCH_DOUBLING=0 leaves the doubling ladder out
 // (it runs 1024 requests at a time against 8 slots: minutes).
@@ -55,6 +57,19 @@ func BenchmarkSearch(b *testing.B) {
 		{"kv-bound (preemption)", enginetest.Config{Scheduler: "vllm", Kind: "vllm", KVTokens: 12*(prompt+output) + 16,
 			StepTime: 5 * time.Millisecond}, 12, func(o *Options) { o.BeyondKV = true }},
 	}
+	// No slot cap, a decode step that grows with the batch past 8 (the roofline:
+	// memory-bound up to 8, then each request adds 2.8 ms to every 20 ms gap):
+	// throughput keeps rising past 8, by about 2% per doubling, so only the knee
+	// (5% per doubling) binds. Requests last 350 ms at the knee, as the
+	// batch-bound ones do. The truth is derived from the configuration.
+	knee := enginetest.Config{TTFT: 50 * time.Millisecond, TokenGap: 20 * time.Millisecond, DecodeBatch: 8,
+		BatchGap: 2800 * time.Microsecond}
+	configs = append(configs, struct {
+		name  string
+		eng   enginetest.Config
+		truth float64
+		setup func(o *Options)
+	}{"knee-bound", knee, kneeTruth(knee, output, defaultKnee), nil})
 	doubling := os.Getenv("SEARCH_BENCH_DOUBLING") != "0"
 	for _, cfg := range configs {
 		strategies := []string{"search", "plan"}

@@ -95,8 +95,9 @@ func (o *Options) validateWorkload() error {
 		return errors.New("Options.SharedPrefixTokens shapes synthetic prompts; it does not take Options.Dataset")
 	case !finite(o.Burstiness) || o.Burstiness < 0:
 		return fmt.Errorf("Options.Burstiness %v: want a positive gamma shape (1 = Poisson, below 1 burstier)", o.Burstiness)
-	case o.Burstiness > 0 && o.Burstiness != 1 && len(o.Rates) == 0:
-		return errors.New("Options.Burstiness shapes open-loop arrivals: it needs Options.Rates")
+	case o.Burstiness > 0 && o.Burstiness != 1 && len(o.Rates) == 0 && !o.RateAuto:
+		// The search over rates (RateAuto) sends open-loop arrivals too.
+		return errors.New("Options.Burstiness shapes open-loop arrivals: it needs Options.Rates or Options.RateAuto")
 	case o.Replay != "" && (len(o.Concurrency) > 0 || o.Auto || len(o.Rates) > 0):
 		return errors.New("Options.Replay sends at the trace's timestamps: it excludes Options.Concurrency and Options.Rates")
 	case o.Replay != "" && (o.Dataset != "" || o.DurationPerLevel > 0 || o.Warmup > 0):

@@ -53,7 +53,7 @@ func runRecord(ctx context.Context, e env, args []string) int {
 	sloE2E := fs.String("slo-e2e", "", "search criterion: whole-request latency percentile target, e.g. p95:30s")
 	minGoodput := fs.String("min-goodput", "", "search criterion: share of requests meeting every TTFT/TPOT/E2E target, e.g. 90%")
 	maxErrors := fs.String("max-errors", "5%", "search criterion: share of requests that may fail (off = none)")
-	knee := fs.String("knee", "5%", "search criterion: throughput gain per doubling below which a level is past the knee (off = none)")
+	knee := fs.String("knee", "5%", "search criterion: throughput gain per doubling below which a level is past the knee (off = none; --rate auto: off unless given, overload bounds it)")
 	kvEvidence := fs.String("kv-evidence", "on", "search criterion: fail a level where the server preempts or retracts requests or reports KV-cache errors (on|off)")
 	kvUsage := fs.String("kv-usage", "off", "search criterion: fail a level where the server's mean KV-cache usage reaches this share, e.g. 95%")
 	resolution := fs.String("resolution", "", "search: stop when the bracket is within this, e.g. 10%, 2 or 10%,1 (default 10%,1: the larger of 10% and 1 request; --rate auto: 10%)")

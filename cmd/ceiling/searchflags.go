@@ -91,6 +91,8 @@ func searchFlags(fs *pflag.FlagSet, o *record.Options, v searchFlagValues) strin
 	}
 	if f, on, msg := share("knee", v.knee); msg != "" {
 		return msg
+	} else if o.RateAuto && !fs.Changed("knee") {
+		o.Knee = 0 // record's default for open loop: off (Options.Knee)
 	} else if on && f > 0 {
 		o.Knee = f
 	} else {

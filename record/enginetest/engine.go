@@ -43,6 +43,15 @@ type Config struct {
 	ReasoningTokens int
 	ReasoningField  string // "reasoning_content" (default) or "reasoning"
 	Slots           int    // concurrent requests served; more queue FIFO (0 = unlimited)
+	// DecodeBatch and BatchGap make the token gap grow with the batch, as a GPU's
+	// decode step does (the roofline): memory-bound, reading the weights whatever
+	// the batch, up to DecodeBatch running requests; past it each further request
+	// adds its compute, BatchGap, to every step. The gap before each token is
+	// TokenGap + BatchGap × max(0, running − DecodeBatch). Throughput grows in
+	// proportion up to DecodeBatch, then by little: a knee without a slot cap.
+	// BatchGap 0: a fixed gap. (The step schedulers have StepTime and TokenTime.)
+	DecodeBatch int
+	BatchGap    time.Duration
 	// KVTokens is the total KV token budget: prompt+max_tokens of the running
 	// requests; a request waits until it fits (0 = unlimited). A request larger than
 	// the whole budget runs alone.

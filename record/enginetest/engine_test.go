@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -506,4 +507,54 @@ func get(t testing.TB, url string) string {
 		t.Fatalf("GET %s: status %d: %s", url, resp.StatusCode, b)
 	}
 	return string(b)
+}
+
+// TestBatchGapGrowsWithTheBatch: with DecodeBatch and BatchGap every token gap is
+// TokenGap up to DecodeBatch running requests and BatchGap more for each one past
+// it, so a stream of n tokens lasts (n − 1) × that gap, without a slot cap (every
+// request runs at once, none waits).
+func TestBatchGapGrowsWithTheBatch(t *testing.T) {
+	const gap, batchGap, n = 10 * time.Millisecond, 10 * time.Millisecond, 11
+	for _, tc := range []struct {
+		batch, decodeBatch int
+		wantGap            time.Duration
+	}{
+		{1, 2, gap},
+		{2, 2, gap},
+		{4, 2, gap + 2*batchGap},
+		{6, 2, gap + 4*batchGap},
+		{4, 0, gap + 4*batchGap}, // DecodeBatch 0: every request adds its BatchGap
+	} {
+		t.Run(fmt.Sprintf("%d running, decode batch %d", tc.batch, tc.decodeBatch), func(t *testing.T) {
+			// The first token waits for every request to hold its slot, so that
+			// each gap sees the whole batch.
+			s := New(Config{TTFT: 30 * time.Millisecond, TokenGap: gap, DecodeBatch: tc.decodeBatch, BatchGap: batchGap})
+			defer s.Close()
+			bodies := make([]map[string]any, tc.batch)
+			for i := range bodies {
+				bodies[i] = chatBody("x", n)
+			}
+			streamAll(t, s, bodies, 0)
+			want := time.Duration(n-1) * tc.wantGap
+			fastest := time.Duration(math.MaxInt64)
+			for _, l := range s.Log() {
+				if !l.Completed || !l.SlotAcquired.Before(l.Received.Add(5*time.Millisecond)) {
+					t.Fatalf("request %d: completed %v, waited %v for a slot", l.Index, l.Completed, l.SlotAcquired.Sub(l.Received))
+				}
+				// Timers fire late, never early: no stream is shorter than its
+				// gaps, which a fixed gap would make it.
+				got := l.LastTokenSent.Sub(l.FirstTokenSent)
+				if got < want-time.Millisecond {
+					t.Errorf("request %d streamed for %v, want at least %v ((n − 1) × %v)", l.Index, got, want, tc.wantGap)
+				}
+				fastest = min(fastest, got)
+			}
+			// A busy machine (the race detector, other builds) stalls streams by
+			// up to ~150 ms; the least stalled one is within that of its gaps,
+			// less than a BatchGap added for every request would make it.
+			if fastest > want+150*time.Millisecond {
+				t.Errorf("the fastest stream took %v, want %v ((n − 1) × %v)", fastest, want, tc.wantGap)
+			}
+		})
+	}
 }

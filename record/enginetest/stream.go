@@ -405,8 +405,14 @@ func (g *generation) stream(ctx context.Context, w http.ResponseWriter) {
 			}
 			g.simHave -= n
 		}
+		if i > 0 && s.sim == nil {
+			// Each gap as the batch is now (DecodeBatch, BatchGap), added to the
+			// planned time of the token before.
+			gap = s.tokenGap()
+			t0 = t0.Add(gap)
+		}
 		if gap > 0 && i > 0 {
-			if !sleepCtx(ctx, timer, time.Until(t0.Add(time.Duration(i)*gap))) {
+			if !sleepCtx(ctx, timer, time.Until(t0)) {
 				g.done(false, s.abortReason())
 				return
 			}
@@ -499,7 +505,7 @@ func (g *generation) plain(ctx context.Context, w http.ResponseWriter) {
 		defer release()
 		d = s.cfg.TTFT
 		if p.n > 1 {
-			d += time.Duration(p.n-1) * s.cfg.TokenGap
+			d += time.Duration(p.n-1) * s.tokenGap()
 		}
 	}
 	timer := time.NewTimer(time.Hour)
@@ -602,4 +608,14 @@ func (g *generation) gzipStream(w http.ResponseWriter) {
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(z.Bytes())
 	g.done(false, "fault")
+}
+
+// tokenGap is the gap before the next token with the batch running now:
+// Config.TokenGap, plus Config.BatchGap for each request past Config.DecodeBatch.
+func (s *Server) tokenGap() time.Duration {
+	if s.cfg.BatchGap <= 0 {
+		return s.cfg.TokenGap
+	}
+	running, _, _ := s.sched.state()
+	return s.cfg.TokenGap + time.Duration(max(0, running-s.cfg.DecodeBatch))*s.cfg.BatchGap
 }

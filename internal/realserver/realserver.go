@@ -31,6 +31,11 @@ type Options struct {
 	// (each slot's n_ctx is the whole cache); without it each slot owns Context ÷
 	// Slots tokens.
 	Unified bool
+	// Threads is -t, the server's compute threads (default 2). One thread makes
+	// the server's compute the bottleneck on a small machine whatever the
+	// clients do with the other cores, which a comparison of two ways of loading
+	// it needs.
+	Threads int
 }
 
 // Server is a running llama-server.
@@ -80,13 +85,16 @@ func Start(t testing.TB, opt Options) *Server {
 	if opt.Context == 0 {
 		opt.Context = 8192
 	}
+	if opt.Threads == 0 {
+		opt.Threads = 2
+	}
 	if opt.Alias == "" {
 		opt.Alias = "tiny-d64"
 	}
 	port := freePort(t)
 	cmd := exec.Command(bin, "-m", model, "--host", "127.0.0.1", "--port", strconv.Itoa(port),
 		"-a", opt.Alias, "-np", strconv.Itoa(opt.Slots), "-c", strconv.Itoa(opt.Context),
-		"--metrics", "--no-webui", "-t", "2", "--no-jinja", "--chat-template", "chatml",
+		"--metrics", "--no-webui", "-t", strconv.Itoa(opt.Threads), "--no-jinja", "--chat-template", "chatml",
 		"--override-kv", "llama.context_length=int:2048")
 	if opt.Unified {
 		cmd.Args = append(cmd.Args, "--kv-unified")

@@ -259,7 +259,7 @@ func checkSameProfile(gens []Generator, timing []string) error {
 		case len(g.Info.Levels) != len(a.Info.Levels):
 			return field("levels", levelList(g.Info.Levels), levelList(a.Info.Levels))
 		case timing[i] != timing[0]:
-			return field("send times", timingWords(timing[i]), timingWords(timing[0]))
+			return fmt.Errorf("%s has %s but %s has %s: the generators' times cannot be put on one timeline", g.Name, timingWords(timing[i]), a.Name, timingWords(timing[0]))
 		}
 		for k := range g.Info.Levels {
 			gl, al := g.Info.Levels[k], a.Info.Levels[k]

@@ -53,11 +53,13 @@ import (
 //     nothing either way.
 //
 // Measured on the 2-core machine this was written on (shared with other test
-// runs): the merged throughput 1.3% and 0.5% (c=3), 2.0% and 3.6% (c=6) from the
-// single client's mean. Recording the two ways at the same time against two or
-// three identical servers (pinned to one CPU or not) was tried first and is
-// worse: two identical single clients recorded at the same moment differed by
-// up to 35%.
+// runs, load average 1-2.5), three runs of this test in a row: the merged
+// throughput -1.1% and +4.3%, -1.0% and +1.8%, then -0.1% and -7.8% (a failed
+// attempt, recorded again: -0.9% and +1.5%) from the single client's mean at
+// c=3 and c=6. Recording the two ways at the same time against two or three
+// identical servers (pinned to one CPU or not) was tried first and is worse:
+// two identical single clients recorded at the same moment differed by up to
+// 35%.
 func TestShardedSweepEqualsOneClientRealLlama(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real llama.cpp test skipped in -short mode")

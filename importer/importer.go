@@ -345,3 +345,22 @@ func endOffsetNs(r *Request) int64 {
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// ImportEach reads files (all of one tool) into one Run per file, in the order
+// given: the results of load generators that ran at the same time, which
+// `ceiling merge` unites per level (package shard, MergeGenerators) instead of
+// setting side by side as one sweep's points. A summary given beside its records
+// (AIPerf, llmperf) is read with them, as Import does.
+func ImportEach(ctx context.Context, files []string, opt Options) ([]*Run, error) {
+	runs, err := readFiles(ctx, files, opt)
+	if err != nil {
+		return nil, err
+	}
+	for i, r := range runs {
+		// merge of one run orders its levels and says what relative timing lacks.
+		if runs[i], err = merge([]*Run{r}); err != nil {
+			return nil, err
+		}
+	}
+	return runs, nil
+}

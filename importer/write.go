@@ -120,3 +120,10 @@ func Image(run *Run, opt WriteOptions) ([]byte, error) {
 	}
 	return buf.Bytes(), nil
 }
+
+// ToTrace is run as the run metadata and rows WriteFile would write, for callers
+// that combine imported runs before writing (ceiling merge of several load
+// generators' files).
+func ToTrace(run *Run, opt WriteOptions) (trace.RunInfo, []trace.Row) {
+	return toTrace(run, opt)
+}

@@ -19,6 +19,25 @@ type Input struct {
 	Info    trace.RunInfo
 	Rows    []trace.Row
 	Metrics []trace.MetricSample // the sidecar's samples; nil when it had none
+	// generator names another tool's load generator (MergeGenerators): the
+	// findings say "generator 1 (file)" where a shard's say "shard 1".
+	generator string
+}
+
+// who names the input in findings.
+func (in Input) who() string {
+	if in.generator != "" {
+		return in.generator
+	}
+	return fmt.Sprintf("shard %d", in.Info.Shard.Index)
+}
+
+// noun is what the inputs are called in findings.
+func (in Input) noun() string {
+	if in.generator != "" {
+		return "generator"
+	}
+	return "shard"
 }
 
 // Read reads the shard trace at path and its metrics sidecar, when there is one.
@@ -240,7 +259,7 @@ func mergeLevels(ins []Input, m *Merged) {
 			m.Findings = append(m.Findings, missingLevel(k, ins, ls))
 		}
 		m.Info.Levels = append(m.Info.Levels, mergeLevel(ls))
-		m.Findings = append(m.Findings, checkLevel(k, ls)...)
+		m.Findings = append(m.Findings, checkLevel(k, ls, true)...)
 	}
 }
 
@@ -299,8 +318,9 @@ func mergeLevel(ls []levelOf) trace.LevelInfo {
 }
 
 // checkLevel names the shards that were late or slow at level k, and says when
-// the shards' windows hardly overlap.
-func checkLevel(k int, ls []levelOf) []Finding {
+// the shards' windows hardly overlap. slow asks for the check of each shard's
+// load against its share, which needs its workers (or rate) recorded.
+func checkLevel(k int, ls []levelOf, slow bool) []Finding {
 	if len(ls) < 2 {
 		return nil
 	}
@@ -323,13 +343,16 @@ func checkLevel(k int, ls []levelOf) []Finding {
 	for _, l := range ls {
 		if late := l.li.Started.Sub(earliest); late > tolerance {
 			fs = append(fs, Finding{Level: k, Shard: l.in.Info.Shard.Index, Kind: "late",
-				Message: fmt.Sprintf("level %d: shard %d started %.1f s after the first shard (tolerance %.1f s)", k, l.in.Info.Shard.Index, late.Seconds(), tolerance.Seconds())})
+				Message: fmt.Sprintf("level %d: %s started %.1f s after the first %s (tolerance %.1f s)", k, l.in.who(), late.Seconds(), l.in.noun(), tolerance.Seconds())})
 		}
 	}
 	overlap := firstEnd.Sub(latestStart)
 	if longest > 0 && float64(overlap) < overlapFraction*float64(longest) {
 		fs = append(fs, Finding{Level: k, Shard: -1, Kind: "overlap",
-			Message: fmt.Sprintf("level %d: the shards ran together for only %.1f s of %.1f s: the merged level did not load the server at its concurrency for most of its time", k, max(overlap, 0).Seconds(), longest.Seconds())})
+			Message: fmt.Sprintf("level %d: the %ss ran together for only %.1f s of %.1f s: the merged level did not load the server at its concurrency for most of its time", k, ls[0].in.noun(), max(overlap, 0).Seconds(), longest.Seconds())})
+		return fs
+	}
+	if !slow {
 		return fs
 	}
 	from, to := latestStart.UnixNano(), firstEnd.UnixNano()

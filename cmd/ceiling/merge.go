@@ -1,18 +1,22 @@
 package main
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/ceiling-llm/ceiling/importer"
 	"github.com/ceiling-llm/ceiling/shard"
 	"github.com/ceiling-llm/ceiling/trace"
 	"github.com/spf13/pflag"
 )
 
 const mergeHead = `Usage: ceiling merge SHARD.parquet ... -o run.parquet
+       ceiling merge RESULT ... -o run.parquet   (another tool's parallel generators)
 
 Joins the traces of the shards of one sweep (ceiling record --shard I/N, for
 example the pods of a Kubernetes Indexed Job) into one run: the rows of each level
@@ -24,12 +28,20 @@ than its share, or whose window hardly overlapped the others'; these findings
 are printed and stored as warnings of the merged run, and the analysis judges
 the merged level against its whole concurrency. Times are moved onto the
 server's clock when every shard measured its offset.
+
+Given the result files of another tool's load generators that ran at the same
+time (llm-d-benchmark -j N: one file per harness pod), it imports each and
+unites them level by level, the merged level's concurrency (or rate) the sum of
+theirs. It refuses files of different tools, models, workloads or level sets.
+Where the files hold absolute send times it names a generator that started late;
+where they do not, it warns that co-loading could not be verified.
 `
 
 const mergeExample = `Example:
   ceiling merge run-0.parquet run-1.parquet run-2.parquet -o run.parquet
   ceiling merge 'traces/sweep-1-shard-*.parquet' -o sweep-1.parquet   # the pattern is expanded by ceiling
   ceiling analyze run.parquet
+  ceiling merge pod-1/profile_export.jsonl pod-2/profile_export.jsonl -o run.parquet   # AIPerf, 2 pods
 `
 
 // runMerge implements `ceiling merge`.
@@ -61,6 +73,14 @@ func runMerge(ctx context.Context, e env, args []string) int {
 		fmt.Fprintf(e.stderr, "ceiling merge: %s exists: pass --force to replace it, or choose another -o\n", *out)
 		return exitFailed
 	}
+	foreign, err := foreignInputs(names)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "ceiling merge: %v\n", err)
+		return exitFailed
+	}
+	if foreign {
+		return mergeGenerators(ctx, e, names, *out)
+	}
 	var ins []shard.Input
 	for _, name := range names {
 		if err := ctx.Err(); err != nil {
@@ -86,6 +106,62 @@ func runMerge(ctx context.Context, e env, args []string) int {
 		return exitFailed
 	}
 	fmt.Fprintf(e.stderr, "wrote %s: %d shards, %d levels, %d rows, %d findings\n", *out, len(ins), len(m.Info.Levels), len(m.Rows), len(m.Findings))
+	return exitOK
+}
+
+// foreignInputs says whether names are other tools' result files (true) or
+// ceiling traces (false), and refuses a mix of both.
+func foreignInputs(names []string) (bool, error) {
+	var trace, foreign string
+	for _, name := range names {
+		if _, err := os.Stat(name); err != nil {
+			return false, fmt.Errorf("reading %s: %w", name, err)
+		}
+		_, err := importer.Detect(name)
+		switch {
+		case err == nil:
+			foreign = cmp.Or(foreign, name)
+		case errors.Is(err, importer.ErrUnknownFormat):
+			trace = cmp.Or(trace, name)
+		default:
+			return false, err
+		}
+	}
+	if trace != "" && foreign != "" {
+		return false, fmt.Errorf("%s is another tool's result but %s is not: merge either ceiling's shard traces or the files of one tool's parallel load generators", foreign, trace)
+	}
+	return foreign != "", nil
+}
+
+// mergeGenerators imports each of names (one load generator's results each)
+// and writes the run shard.MergeGenerators makes of them.
+func mergeGenerators(ctx context.Context, e env, names []string, out string) int {
+	runs, err := importer.ImportEach(ctx, names, importer.Options{})
+	if err != nil {
+		if ctx.Err() != nil {
+			return exitInterrupted
+		}
+		fmt.Fprintf(e.stderr, "ceiling merge: %v\n", err)
+		return exitFailed
+	}
+	gens := make([]shard.Generator, len(runs))
+	for i, r := range runs {
+		info, rows := importer.ToTrace(r, importer.WriteOptions{Version: version})
+		gens[i] = shard.Generator{Name: r.Files[0], Info: info, Rows: rows}
+	}
+	m, err := shard.MergeGenerators(gens)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "ceiling merge: %v\n", err)
+		return exitFailed
+	}
+	for _, f := range m.Findings {
+		fmt.Fprintf(e.stderr, "warning: %s\n", f)
+	}
+	if err := m.Write(out); err != nil {
+		fmt.Fprintf(e.stderr, "ceiling merge: %v\n", err)
+		return exitFailed
+	}
+	fmt.Fprintf(e.stderr, "wrote %s: %d %s generators, %d levels, %d rows, %d findings\n", out, len(gens), m.Info.Source.Tool, len(m.Info.Levels), len(m.Rows), len(m.Findings))
 	return exitOK
 }
 

@@ -10,12 +10,15 @@ package realserver
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -31,6 +34,14 @@ type Options struct {
 	// (each slot's n_ctx is the whole cache); without it each slot owns Context ÷
 	// Slots tokens.
 	Unified bool
+	// Threads is -t, the server's compute threads (default 2). One thread makes
+	// the server's compute the bottleneck on a small machine whatever the
+	// clients do with the other cores, which a comparison of two ways of loading
+	// it needs.
+	Threads int
+	// Model is the GGUF to serve (default $LLAMA_MODEL, the d64 model); see
+	// ModelPath for the others .ci/llama.sh makes.
+	Model string
 }
 
 // Server is a running llama-server.
@@ -61,11 +72,54 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
+// ModelPath is the path of .ci/llama.sh's random-weight model name (d64 or
+// d768), made once from the cached llama.cpp build when it is missing; a
+// missing build is a skip outside CI and a failure in it, as for Start.
+func ModelPath(t testing.TB, name string) string {
+	t.Helper()
+	if os.Getenv("LLAMA_SERVER") == "" {
+		missing(t, "LLAMA_SERVER is not set (run `make test`, which builds it with .ci/llama.sh)")
+	}
+	root, err := repoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd := exec.Command(filepath.Join(root, ".ci", "llama.sh"), "model", name)
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		missing(t, fmt.Sprintf(".ci/llama.sh model %s: %v\n%s", name, err, stderr.String()))
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// repoRoot is the directory of go.mod above the working directory.
+func repoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("no go.mod above the working directory")
+		}
+		dir = parent
+	}
+}
+
 // Start starts llama-server and waits until /health answers. The server is killed
 // by PID in t.Cleanup.
 func Start(t testing.TB, opt Options) *Server {
 	t.Helper()
 	bin, model := os.Getenv("LLAMA_SERVER"), os.Getenv("LLAMA_MODEL")
+	if opt.Model != "" {
+		model = opt.Model
+	}
 	if bin == "" || model == "" {
 		missing(t, "LLAMA_SERVER and LLAMA_MODEL are not set (run `make test`, which builds them with .ci/llama.sh)")
 	}
@@ -80,13 +134,16 @@ func Start(t testing.TB, opt Options) *Server {
 	if opt.Context == 0 {
 		opt.Context = 8192
 	}
+	if opt.Threads == 0 {
+		opt.Threads = 2
+	}
 	if opt.Alias == "" {
 		opt.Alias = "tiny-d64"
 	}
 	port := freePort(t)
 	cmd := exec.Command(bin, "-m", model, "--host", "127.0.0.1", "--port", strconv.Itoa(port),
 		"-a", opt.Alias, "-np", strconv.Itoa(opt.Slots), "-c", strconv.Itoa(opt.Context),
-		"--metrics", "--no-webui", "-t", "2", "--no-jinja", "--chat-template", "chatml",
+		"--metrics", "--no-webui", "-t", strconv.Itoa(opt.Threads), "--no-jinja", "--chat-template", "chatml",
 		"--override-kv", "llama.context_length=int:2048")
 	if opt.Unified {
 		cmd.Args = append(cmd.Args, "--kv-unified")

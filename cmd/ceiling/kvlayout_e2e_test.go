@@ -32,8 +32,8 @@ func analyzeRunJSON(t *testing.T, args ...string) analyze.Run {
 // request needs ~160 tokens, so the cache holds ~6.4 requests, far fewer than the
 // slots. Past it the server fails requests with "Context size has been exceeded.":
 // the analysis reports the real cache (1,024, not 16 × 1,024), names those failures
-// KV exhaustion with the server's words, and puts the ceiling on the KV cache at or
-// below capacity ÷ mean request.
+// KV exhaustion with the server's words, and puts the KV ceiling at or below
+// capacity ÷ mean request.
 func TestRealLlamaUnifiedCacheBinds(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real-server test skipped in -short mode")
@@ -72,9 +72,18 @@ func TestRealLlamaUnifiedCacheBinds(t *testing.T) {
 		t.Errorf("c=8 error groups %+v: want kv_exhausted with the server's text", failing.ErrorGroups)
 	}
 	mean := *c.MeanRequestTokens
-	if r.Ceiling.Binding != "kv" || r.Ceiling.Concurrency == nil || *r.Ceiling.Concurrency > cache/mean+1e-9 || *r.Ceiling.Concurrency < 4 {
-		t.Errorf("ceiling %s %v, want kv at or below %.1f (capacity ÷ mean request) and at least 4 (served without KV errors)",
-			r.Ceiling.Binding, fmtPtr(r.Ceiling.Concurrency), cache/mean)
+	kv := r.Ceilings.KV
+	if kv == nil || *kv > cache/mean+1e-9 || *kv < 4 {
+		t.Errorf("KV ceiling %v, want at or below %.1f (capacity ÷ mean request) and at least 4 (served without KV errors)", fmtPtr(kv), cache/mean)
+	}
+	// The realistic ceiling is the lowest limit: the KV cache, unless the tiny
+	// model's throughput already stopped rising at c=2 (2 cores shared with the
+	// server: the CPU saturates first on a loaded machine, and the knee says so).
+	switch b := r.Ceiling.Binding; {
+	case b == "kv" && r.Ceiling.Concurrency != nil && kv != nil && *r.Ceiling.Concurrency == *kv:
+	case b == "knee" && r.Ceiling.Concurrency != nil && kv != nil && *r.Ceiling.Concurrency < *kv:
+	default:
+		t.Errorf("realistic ceiling %s %v, want the KV ceiling %v or a knee below it", b, fmtPtr(r.Ceiling.Concurrency), fmtPtr(kv))
 	}
 	text := ceiling(t, "analyze", trace)
 	for _, w := range []string{"kv_exhausted", "Context size has been exceeded.", "layout: unified"} {

@@ -41,7 +41,8 @@ import (
 //     that is wider (it then differs from the single client no more than the
 //     single client differs from itself); its TTFT and TPOT medians to the
 //     single client's two bootstrap intervals, from the lowest bound to the
-//     highest, widened by the two runs' own difference of that median (a
+//     highest, widened by the two runs' own difference of that median or by 5%
+//     of it, whichever is more (a
 //     bootstrap interval says how well one run knows its median, not how far
 //     the next run's falls: a third run inside the hull of two others'
 //     intervals alone would be a coin toss);
@@ -166,10 +167,14 @@ func realShardedVersusOne(t *testing.T, url string, sweep []string) (failures, d
 				failures = append(failures, fmt.Sprintf("c=%d: the single client has no bootstrap interval of %s (too few requests?)", ml.Concurrency, q.name))
 				continue
 			}
-			d := math.Abs(deref(q.x) - deref(q.y))
+			// Widened by the run-to-run difference, and at least by the 5% the
+			// throughput is held to: three client processes beside a one-thread
+			// server on 2 cores take CPU one client does not, which moved the
+			// medians 3-8% in CI under -race while the throughput stayed within 5%.
+			d := math.Max(math.Abs(deref(q.x)-deref(q.y)), 0.05*(deref(q.x)+deref(q.y))/2)
 			lo, hi := math.Min(q.xi.Low, q.yi.Low)-d, math.Max(q.xi.High, q.yi.High)+d
 			if v := deref(q.got); v < lo || v > hi {
-				failures = append(failures, fmt.Sprintf("c=%d: merged %s %.3f ms outside the single client's intervals widened by its run-to-run difference, %.3f–%.3f ms", ml.Concurrency, q.name, 1e3*v, 1e3*lo, 1e3*hi))
+				failures = append(failures, fmt.Sprintf("c=%d: merged %s %.3f ms outside the single client's intervals widened by its run-to-run difference (at least 5%%), %.3f–%.3f ms", ml.Concurrency, q.name, 1e3*v, 1e3*lo, 1e3*hi))
 			}
 		}
 	}

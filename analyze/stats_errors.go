@@ -5,8 +5,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"unicode"
-	"unicode/utf8"
+
+	"github.com/ceiling-llm/ceiling/internal/errtext"
 )
 
 // Failed requests: their kind, told from the HTTP status and the server's own error
@@ -131,7 +131,7 @@ func (g *errorGroups) add(kind, text string) {
 		g.groups = map[string]*ErrorGroup{}
 		g.other = map[string]int{}
 	}
-	key := kind + "\x00" + messageKey(text)
+	key := kind + "\x00" + errtext.Key(text)
 	if e, ok := g.groups[key]; ok {
 		e.Count++
 		return
@@ -168,37 +168,13 @@ func (g *errorGroups) list() []ErrorGroup {
 	return out
 }
 
-// messageKey is the message with every run of digits replaced by one '#', so that
-// messages differing only in their counts group together.
-func messageKey(s string) string {
-	var b strings.Builder
-	digit := false
-	for _, r := range s {
-		if unicode.IsDigit(r) {
-			if !digit {
-				b.WriteByte('#')
-			}
-			digit = true
-			continue
-		}
-		digit = false
-		b.WriteRune(r)
-	}
-	return b.String()
-}
-
 // clipMessage keeps at most errorMessageMax characters of a message, on one line;
 // an empty message says so.
 func clipMessage(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if s == "" {
+	if strings.TrimSpace(s) == "" {
 		return "(no message)"
 	}
-	if utf8.RuneCountInString(s) <= errorMessageMax {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:errorMessageMax]) + "…"
+	return errtext.Clip(s, errorMessageMax)
 }
 
 // errorTable is the failures of every level by kind and message; nil when nothing

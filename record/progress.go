@@ -8,9 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
+	"github.com/ceiling-llm/ceiling/internal/errtext"
 	"github.com/ceiling-llm/ceiling/trace"
 )
 
@@ -97,12 +96,12 @@ func (s *levelStats) add(row *trace.Row) {
 		if s.errorTexts == nil {
 			s.errorTexts = map[string]*errorText{}
 		}
-		key := blankDigits(*row.Error)
+		key := errtext.Key(*row.Error)
 		switch e := s.errorTexts[key]; {
 		case e != nil:
 			e.n++
 		case len(s.errorTexts) < errorTextKinds:
-			s.errorTexts[key] = &errorText{text: cut(*row.Error, errorTextBytes), n: 1}
+			s.errorTexts[key] = &errorText{text: errtext.Clip(*row.Error, errorTextChars), n: 1}
 		}
 		return
 	}
@@ -188,7 +187,7 @@ func (s *levelStats) lineAt(now time.Time) string {
 }
 
 const (
-	errorTextBytes = 100 // of an error's text on the progress line
+	errorTextChars = 100 // of an error's text on the progress line
 	errorTextKinds = 32  // error texts a level's progress tells apart
 )
 
@@ -210,37 +209,6 @@ func (s *levelStats) topErrorLocked() (string, int) {
 type errorText struct {
 	text string
 	n    int
-}
-
-// blankDigits replaces every run of digits in s by one '#'.
-func blankDigits(s string) string {
-	var b strings.Builder
-	digits := false
-	for _, r := range s {
-		if unicode.IsDigit(r) {
-			if !digits {
-				b.WriteByte('#')
-			}
-			digits = true
-			continue
-		}
-		digits = false
-		b.WriteRune(r)
-	}
-	return b.String()
-}
-
-// cut shortens s to at most n bytes on a rune boundary, on one line, marking the cut.
-func cut(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) <= n {
-		return s
-	}
-	i := n
-	for i > 0 && !utf8.RuneStart(s[i]) {
-		i--
-	}
-	return s[:i] + "…"
 }
 
 // etaLocked is the line's time part: the estimate of the time left in the level

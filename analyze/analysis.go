@@ -47,7 +47,10 @@ type Run struct {
 	Ceilings Ceilings    `json:"ceilings"`
 	Ceiling  Ceiling     `json:"ceiling"`
 	SLO      SLO         `json:"slo"`
-	Warnings []string    `json:"warnings"`
+	// Criteria says what the run was judged by (knee, SLOs) and whether they are
+	// the recording's own (policy_criteria.go).
+	Criteria *Criteria `json:"criteria,omitempty"`
+	Warnings []string  `json:"warnings"`
 	// Decision is the run in deployment-decision terms: shape, roofline, cost, sizing.
 	Decision *Decision `json:"decision"`
 	// KVCheck compares the modelled, declared and observed KV capacity (policy_kvcheck.go);
@@ -155,6 +158,10 @@ type Level struct {
 	// CI holds the level's bootstrap confidence intervals (stats_bootstrap.go); null for
 	// imported runs and with the bootstrap off.
 	CI *LevelCI `json:"ci"`
+	// pooled is how many repeats a pooled point holds (poolRepeats; 0 or 1: one
+	// level), pooledRelSE the relative standard error of their mean throughput.
+	pooled      int
+	pooledRelSE float64
 
 	// winStartNs and winEndNs are the window in the trace's clock, for the sidecar.
 	winStartNs, winEndNs int64
@@ -286,12 +293,30 @@ type Prediction struct {
 	Text        string  `json:"text"`
 }
 
-// SLO holds the latency targets the analysis was run with, in seconds (null = none).
+// SLO holds the latency targets the analysis was run with, in seconds (null = none),
+// each checked at its percentile (0: p99, as MLPerf Inference's server scenario).
 type SLO struct {
 	TTFT *float64 `json:"ttft"`
 	TPOT *float64 `json:"tpot"`
 	E2E  *float64 `json:"e2e"`
+	// TTFTP, TPOTP and E2EP are the percentiles the targets hold at (95 = p95);
+	// absent: p99.
+	TTFTP float64 `json:"ttft_percentile,omitempty"`
+	TPOTP float64 `json:"tpot_percentile,omitempty"`
+	E2EP  float64 `json:"e2e_percentile,omitempty"`
 }
+
+// percentile is the percentile a target holds at.
+func (s SLO) percentile(name string) float64 {
+	p := map[string]float64{"TTFT": s.TTFTP, "TPOT": s.TPOTP, "E2E": s.E2EP}[name]
+	if p <= 0 {
+		return 99
+	}
+	return p
+}
+
+// none reports whether no target is set.
+func (s SLO) none() bool { return s.TTFT == nil && s.TPOT == nil && s.E2E == nil }
 
 // Timeline is a sample of the requests of one level, times in seconds from the
 // level's first send. Thinned is true when not every request is shown.

@@ -93,6 +93,9 @@ func analyzeSource(ctx context.Context, src *source, opt Options) (runs []Run, e
 			err = fmt.Errorf("analyzing %s: removing the per-request values: %w", src.name, cerr)
 		}
 	}()
+	// The run is judged by the criteria its recording stored unless the
+	// analysis was given its own; the statistics pass needs the SLOs.
+	opt, crit := runCriteria(opt, src.meta.Plan)
 	wp := newWindowPass()
 	for _, f := range src.files {
 		if err := scanFile(ctx, f, windowColumns(), wp.batch); err != nil {
@@ -145,7 +148,7 @@ func analyzeSource(ctx context.Context, src *source, opt Options) (runs []Run, e
 		// The file metadata describes the run it was written for; other runs
 		// concatenated into the same file get only their rows.
 		own := id == src.meta.RunID || len(ids) == 1
-		r, err := buildRun(src, acc, own, opt)
+		r, err := buildRun(src, acc, own, opt, crit)
 		if err != nil {
 			return nil, err
 		}
@@ -176,8 +179,8 @@ func analyzeSource(ctx context.Context, src *source, opt Options) (runs []Run, e
 
 // buildRun turns one run's accumulators into its Run: levels, data warnings, then
 // the capacity model, fits and ceilings (modelRun), then the timeline.
-func buildRun(src *source, acc *runAcc, own bool, opt Options) (*Run, error) {
-	r := &Run{RunID: acc.id, Source: src.name, Levels: []Level{}, Warnings: []string{}, SLO: opt.SLO}
+func buildRun(src *source, acc *runAcc, own bool, opt Options, crit *Criteria) (*Run, error) {
+	r := &Run{RunID: acc.id, Source: src.name, Levels: []Level{}, Warnings: []string{}, SLO: opt.SLO, Criteria: crit}
 	var facts serverFacts
 	metaLevels := map[int]*levelMeta{}
 	if own {
@@ -260,6 +263,7 @@ func buildRun(src *source, acc *runAcc, own bool, opt Options) (*Run, error) {
 	if acc.work.len() > 0 {
 		work = workloadTokens{Mean: acc.work.mean(), P99: acc.work.percentile(99)}
 	}
+	levelIntervals(r, acc, opt)
 	if err := modelRun(r, facts, work, opt); err != nil {
 		return nil, fmt.Errorf("analyzing %s: %w", src.name, err)
 	}

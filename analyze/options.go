@@ -29,6 +29,10 @@ type Options struct {
 	// Resamples is the number of bootstrap resamples behind the confidence intervals
 	// and the ceiling's stability (0 = 1000; negative = no bootstrap).
 	Resamples int
+	// Knee is the gain per doubling below which the throughput curve counts as
+	// flat (0: the run's own criterion where its recording stored one, else
+	// defaultPlateauGain; negative: no knee ceiling).
+	Knee float64
 	// Percentiles are tail percentiles (0 < p < 100) to report beside p99.9 for
 	// every latency, each with its sample-size guard (stats_tail.go).
 	Percentiles []float64
@@ -49,4 +53,16 @@ func (o *Options) Prepare() error {
 	}
 	o.Deployment = d
 	return nil
+}
+
+// kneeGain is the knee threshold the analysis applies; ok is false when the knee is
+// off.
+func (o Options) kneeGain() (gain float64, ok bool) {
+	switch {
+	case o.Knee < 0:
+		return 0, false
+	case o.Knee > 0:
+		return o.Knee, true
+	}
+	return defaultPlateauGain, true
 }

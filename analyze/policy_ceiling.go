@@ -5,6 +5,8 @@ import (
 	"math"
 	"sort"
 	"strings"
+
+	"github.com/ceiling-llm/ceiling/kneerule"
 )
 
 // The ceilings of a run: KV cache, server batch, throughput knee and SLO, and the
@@ -116,19 +118,23 @@ func batchCeiling(levels []Level) (value float64, evidence string, ok bool) {
 	return 0, "", false
 }
 
-// kneeCeiling finds the throughput knee from the data: plateau detection (less than
-// gain per doubling beyond it) sets the value; Kneedle's knee is given as evidence
-// beside it. USL's Nmax is not used: on the plateau-shaped curves LLM servers produce
-// it lands far beyond the knee.
-func kneeCeiling(levels []Level, gain float64) (value float64, evidence []string, ok bool) {
-	pts := throughputPoints(levels)
-	k, found := plateauKnee(pts, gain)
-	if found {
-		last := pts[len(pts)-1]
-		evidence = append(evidence, fmt.Sprintf("beyond concurrency %g (%.0f tok/s) throughput gains less than %.0f%% per doubling (%.0f tok/s at %g)",
-			k.N, k.X, gain*100, last.X, last.N))
+// kneeCeiling finds the throughput knee with kneerule, the rule the ceiling search
+// judges levels by: the lowest level from which a line fitted over it and every
+// level above is significantly flatter than gain per doubling, each level's
+// throughput carrying its within-level interval or the run-to-run floor, whichever
+// is wider; no knee from fewer than kneerule.MinLevels levels, none from a drop
+// not measured twice. Kneedle's knee is given as evidence beside it. USL's Nmax is
+// not used: on the plateau-shaped curves LLM servers produce it lands far beyond
+// the knee. drops are the warnings for drops left out as interference.
+func kneeCeiling(levels []Level, gain float64) (value float64, evidence []string, ok bool, drops []string) {
+	j := kneerule.Judge(kneePoints(levels), gain)
+	evidence = append(evidence, j.Why)
+	for _, d := range j.Unconfirmed() {
+		drops = append(drops, fmt.Sprintf("throughput falls from %.0f tok/s at concurrency %g to %.0f at %g, more than a level varies between runs: interference (a busy machine or client) until that level is measured again (--repeat); it is left out of the knee",
+			d.FromTokS, d.From, d.ToTokS, d.To))
 	}
-	if len(pts) >= 3 {
+	pts := throughputPoints(levels)
+	if len(pts) >= kneerule.MinLevels {
 		var x, y []float64
 		for _, p := range pts {
 			x = append(x, p.N)
@@ -138,44 +144,60 @@ func kneeCeiling(levels []Level, gain float64) (value float64, evidence []string
 			evidence = append(evidence, fmt.Sprintf("Kneedle (S=1) places the knee at concurrency %g", kn))
 		}
 	}
-	return k.N, evidence, found
+	return j.Knee, evidence, j.Found, drops
 }
 
-// sloPercentile is the percentile the SLOs are checked at. p99, as MLPerf Inference's
-// LLM server scenario constrains TTFT and TPOT: a level meets the SLOs when the p99 of
-// every latency with a target is within it. (Goodput, per request, is computed
-// beside it from every SLO at once.)
-const sloPercentile = "p99"
+// kneePoints are the levels as kneerule reads them: each level's throughput with
+// its relative standard error from its bootstrap interval (when it has one), and
+// a pooled point's measurements (its repeats).
+func kneePoints(levels []Level) []kneerule.Point {
+	var out []kneerule.Point
+	for _, l := range sortedLevels(levels) {
+		p := kneerule.Point{X: offered(l), TokS: l.OutputTokS, Measurements: max(l.pooled, 1), RelSE: l.pooledRelSE}
+		if ci := l.CI; ci != nil && ci.OutputTokS != nil && l.OutputTokS > 0 && l.pooled <= 1 {
+			// A 95% percentile interval spans about ±1.96 standard errors.
+			p.RelSE = (ci.OutputTokS.High - ci.OutputTokS.Low) / (2 * 1.96 * l.OutputTokS)
+		}
+		out = append(out, p)
+	}
+	return out
+}
 
-// sloRatio is the worst p99/target over the SLOs that are set; +Inf when a latency has
-// no successful request to measure.
+// sloRatio is the worst percentile/target over the SLOs that are set, each at its
+// own percentile (p99 unless the run's criteria or the options say otherwise, as
+// MLPerf Inference's LLM server scenario constrains TTFT and TPOT); +Inf when a
+// latency has no value to measure. (Goodput, per request, is computed beside it
+// from every SLO at once.)
 func sloRatio(l Level, slo SLO) (ratio float64, worst string) {
-	check := func(name string, target *float64, s Summary) {
+	check := func(name string, target *float64) {
 		if target == nil || *target <= 0 {
 			return
 		}
 		r := math.Inf(1)
-		if s.P99 != nil {
-			r = *s.P99 / *target
+		if v := sloSummary(l, slo, name); v != nil {
+			r = *v / *target
 		}
 		if r > ratio || worst == "" {
 			ratio, worst = r, name
 		}
 	}
-	check("TTFT", slo.TTFT, l.TTFT)
-	check("TPOT", slo.TPOT, l.TPOT)
-	check("E2E", slo.E2E, l.E2E)
+	check("TTFT", slo.TTFT)
+	check("TPOT", slo.TPOT)
+	check("E2E", slo.E2E)
 	return ratio, worst
 }
 
-func sloSummary(l Level, name string) *float64 {
+// sloSummary is the level's latency at the percentile its target holds at.
+func sloSummary(l Level, slo SLO, name string) *float64 {
+	s := l.E2E
 	switch name {
 	case "TTFT":
-		return l.TTFT.P99
+		s = l.TTFT
 	case "TPOT":
-		return l.TPOT.P99
+		s = l.TPOT
 	}
-	return l.E2E.P99
+	v, _ := s.TailValue(slo.percentile(name))
+	return v
 }
 
 func sloTarget(slo SLO, name string) float64 {
@@ -194,7 +216,7 @@ func sloTarget(slo SLO, name string) float64 {
 // SLOs again does not lift it: the ceiling is where serving stops being reliable.
 // below is true when even the lowest level misses the SLOs (value 0).
 func sloCeiling(levels []Level, slo SLO) (value float64, evidence string, found, below bool) {
-	if slo.TTFT == nil && slo.TPOT == nil && slo.E2E == nil {
+	if slo.none() {
 		return 0, "", false, false
 	}
 	ls := sortedLevels(levels)
@@ -205,8 +227,8 @@ func sloCeiling(levels []Level, slo SLO) (value float64, evidence string, found,
 		}
 		n := offered(l)
 		got := "no successful request"
-		if p := sloSummary(l, name); p != nil {
-			got = fmt.Sprintf("%s %s", sloPercentile, fmtSeconds(*p))
+		if p := sloSummary(l, slo, name); p != nil {
+			got = fmt.Sprintf("%s %s", PercentileName(slo.percentile(name)), fmtSeconds(*p))
 		}
 		if i == 0 {
 			return 0, fmt.Sprintf("%s %s misses the %s SLO already at the lowest level (concurrency %g)",
@@ -227,7 +249,7 @@ func sloCeiling(levels []Level, slo SLO) (value float64, evidence string, found,
 			name, got, fmtSeconds(sloTarget(slo, name)), n, pn, cross, value), true, false
 	}
 	if len(ls) > 0 {
-		return 0, fmt.Sprintf("every tested level up to concurrency %g meets the SLOs at %s", offered(ls[len(ls)-1]), sloPercentile), false, false
+		return 0, fmt.Sprintf("every tested level up to concurrency %g meets the SLOs", offered(ls[len(ls)-1])), false, false
 	}
 	return 0, "", false, false
 }

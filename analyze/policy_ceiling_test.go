@@ -136,14 +136,14 @@ func TestSLOCeiling(t *testing.T) {
 func TestKneeCeiling(t *testing.T) {
 	ls := []Level{level(1, 100, 1, 0, 0), level(2, 200, 2, 0, 0), level(4, 390, 4, 0, 0), level(8, 750, 8, 0, 0),
 		level(16, 1300, 16, 0, 0), level(32, 1380, 32, 0, 0), level(64, 1400, 64, 0, 0)}
-	v, ev, ok := kneeCeiling(ls, defaultPlateauGain)
+	v, ev, ok, _ := kneeCeiling(ls, defaultPlateauGain)
 	if !ok || v != 16 || len(ev) != 2 || !strings.Contains(ev[1], "Kneedle") {
 		t.Errorf("knee %v %v %q", v, ok, ev)
 	}
 	// Open-loop levels are placed by their measured concurrency.
 	open := []Level{{Rate: 1, OutputTokS: 100, DecodeConcurrency: 1}, {Rate: 2, OutputTokS: 200, DecodeConcurrency: 2},
 		{Rate: 4, OutputTokS: 205, DecodeConcurrency: 4, WaitingConcurrency: 4}}
-	v, _, ok = kneeCeiling(open, defaultPlateauGain)
+	v, _, ok, _ = kneeCeiling(open, defaultPlateauGain)
 	if !ok || v != 2 {
 		t.Errorf("open loop knee %v %v", v, ok)
 	}

@@ -11,35 +11,6 @@ import (
 // 100% per doubling; a memory-bound decode that still batches well gains 30-90%.
 const defaultPlateauGain = 0.10
 
-// plateauKnee finds where adding concurrency stops adding throughput: the lowest level
-// N_i such that no higher level N_j beats X_i·(1+gain)^log2(N_j/N_i), i.e. from N_i on
-// every step gains less than gain per doubling, measured against N_i rather than step
-// by step so that a slow creep cannot hide the plateau and one noisy dip cannot fake
-// one. The last level cannot be a knee: a plateau needs a level beyond it. ok is false
-// when no plateau was reached in the tested range. pts must be sorted by N.
-func plateauKnee(pts []point, gain float64) (knee point, ok bool) {
-	for i := 0; i < len(pts)-1; i++ {
-		if pts[i].X <= 0 {
-			continue
-		}
-		flat := true
-		for j := i + 1; j < len(pts); j++ {
-			if pts[j].N <= pts[i].N {
-				continue
-			}
-			limit := pts[i].X * math.Pow(1+gain, math.Log2(pts[j].N/pts[i].N))
-			if pts[j].X >= limit {
-				flat = false
-				break
-			}
-		}
-		if flat {
-			return pts[i], true
-		}
-	}
-	return point{}, false
-}
-
 // kneedle finds the knee of a concave increasing curve (Satopaa, Albrecht, Irwin and
 // Raghavan, "Finding a 'Kneedle' in a Haystack: Detecting Knee Points in System
 // Behavior", ICDCS workshops 2011), in its offline form as the kneed package implements

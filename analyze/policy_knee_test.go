@@ -44,27 +44,35 @@ func TestKneedleConcaveIncreasing(t *testing.T) {
 	}
 }
 
-func TestPlateauKnee(t *testing.T) {
+// TestKneeCeilingShapes: the knee of analyze is kneerule's, on the levels' own
+// throughput with the run-to-run floor (no bootstrap intervals here).
+func TestKneeCeilingShapes(t *testing.T) {
 	tests := []struct {
-		name string
-		pts  []point
-		want float64
-		ok   bool
+		name  string
+		pts   [][2]float64
+		want  float64
+		ok    bool
+		drops int
 	}{
-		{"plateau at 16", []point{{1, 100}, {2, 200}, {4, 390}, {8, 750}, {16, 1300}, {32, 1380}, {64, 1400}}, 16, true},
-		{"still rising", []point{{1, 100}, {2, 200}, {4, 390}, {8, 750}}, 0, false},
-		// One noisy dip at 8 followed by real growth is not a plateau.
-		{"dip then growth", []point{{1, 100}, {2, 200}, {4, 400}, {8, 390}, {16, 800}, {32, 820}}, 16, true},
-		// Slow creep: 8% per doubling from 4 on.
-		{"creep", []point{{1, 100}, {2, 190}, {4, 300}, {8, 324}, {16, 350}, {32, 378}}, 4, true},
-		// Falling after the peak.
-		{"retrograde", []point{{1, 100}, {2, 200}, {4, 300}, {8, 280}, {16, 250}}, 4, true},
-		{"single level", []point{{4, 100}}, 0, false},
+		{"plateau at 16", [][2]float64{{1, 100}, {2, 200}, {4, 390}, {8, 750}, {16, 1300}, {32, 1380}, {64, 1400}}, 16, true, 0},
+		{"still rising", [][2]float64{{1, 100}, {2, 200}, {4, 390}, {8, 750}}, 0, false, 0},
+		// One dip at 8 within the noise followed by real growth is not a plateau.
+		{"dip then growth", [][2]float64{{1, 100}, {2, 200}, {4, 400}, {8, 390}, {16, 800}, {32, 820}}, 16, true, 0},
+		// Slow creep: 8% per doubling from 4 on, significantly below 10% over four levels.
+		{"creep", [][2]float64{{1, 100}, {2, 190}, {4, 300}, {8, 324}, {16, 350}, {32, 378}}, 4, true, 0},
+		// Falling after the peak, each level measured once: drops, interference
+		// until measured again, so no knee is named from them.
+		{"retrograde, measured once", [][2]float64{{1, 100}, {2, 200}, {4, 300}, {8, 280}, {16, 250}}, 0, false, 2},
+		{"single level", [][2]float64{{4, 100}}, 0, false, 0},
 	}
 	for _, tt := range tests {
-		k, ok := plateauKnee(tt.pts, defaultPlateauGain)
-		if ok != tt.ok || (ok && k.N != tt.want) {
-			t.Errorf("%s: knee %v %v, want %v %v", tt.name, k.N, ok, tt.want, tt.ok)
+		var ls []Level
+		for _, p := range tt.pts {
+			ls = append(ls, level(int(p[0]), p[1], p[0], 0, 0))
+		}
+		k, ev, ok, drops := kneeCeiling(ls, defaultPlateauGain)
+		if ok != tt.ok || (ok && k != tt.want) || len(drops) != tt.drops {
+			t.Errorf("%s: knee %v %v (%d drops), want %v %v (%d): %q %q", tt.name, k, ok, len(drops), tt.want, tt.ok, tt.drops, ev, drops)
 		}
 	}
 }

@@ -48,11 +48,13 @@ func modelRun(r *Run, facts serverFacts, work workloadTokens, opt Options) error
 	if kvNote != "" {
 		evidence["batch"] = append(evidence["batch"], kvNote)
 	}
-	if v, ev, ok := kneeCeiling(levels, defaultPlateauGain); ok {
-		r.Ceilings.Knee = &v
+	if gain, on := opt.kneeGain(); on {
+		v, ev, ok, drops := kneeCeiling(levels, gain)
+		if ok {
+			r.Ceilings.Knee = &v
+		}
 		evidence["knee"] = ev
-	} else if len(ev) > 0 {
-		evidence["knee"] = ev
+		r.Warnings = append(r.Warnings, drops...)
 	}
 	if f := r.Fit.USL; f != nil && f.NMax != nil {
 		note := "the knee comes from the data, not from the fit"
@@ -71,6 +73,10 @@ func modelRun(r *Run, facts serverFacts, work workloadTokens, opt Options) error
 		}
 	}
 	r.Ceiling = realistic(confirmed(r.Ceilings, levels, r.Levels), evidence)
+	if s := searchAgreement(r); s != "" {
+		r.Ceiling.Evidence = append(r.Ceiling.Evidence, s)
+		r.Warnings = append(r.Warnings, s)
+	}
 	r.Ceiling.Prediction = kvPrediction(r.Ceilings, levels, r.Levels)
 	if p := r.Ceiling.Prediction; p != nil {
 		r.Ceiling.Evidence = append(r.Ceiling.Evidence, p.Text)
@@ -93,7 +99,7 @@ func modelRun(r *Run, facts serverFacts, work workloadTokens, opt Options) error
 	}
 
 	r.Warnings = append(r.Warnings, ceilingWarnings(r, pts)...)
-	repeatRun(r, opt.SLO)
+	repeatRun(r, opt)
 	var dw []string
 	r.Decision, dw = buildDecision(r, opt)
 	r.Warnings = append(r.Warnings, dw...)

@@ -55,8 +55,14 @@ func ceilingStabilityLine(r *Run) string {
 		return ""
 	}
 	st := bs.Ceiling
-	if st.Stable {
-		return "stability: " + st.Text
+	// What it measures: each level's requests resampled within this run. How the
+	// next run moves the ceiling is not in it; repeats measure that.
+	scope := " (each level's requests resampled; the run-to-run spread is not in it: record --repeat 3 measures it)"
+	if r.RepeatCeiling != nil {
+		scope = " (each level's requests resampled; the repeats line says how runs differ)"
 	}
-	return "stability: UNSTABLE, " + st.Text + "; read the ceiling as the range " + rangeText(st)
+	if st.Stable {
+		return "stability within this run: " + st.Text + scope
+	}
+	return "stability within this run: UNSTABLE, " + st.Text + "; read the ceiling as the range " + rangeText(st) + scope
 }

@@ -283,6 +283,9 @@ func writeRun(b *strings.Builder, r *Run, md bool) {
 	if s := repeatCeilingLine(r); s != "" {
 		line("%s", s)
 	}
+	if c := r.Criteria; c != nil && c.From != "defaults" {
+		line("%s", c.Text)
+	}
 	for _, e := range r.Ceiling.Evidence {
 		if md {
 			b.WriteString("- " + mdEscape(e) + "\n")

@@ -328,15 +328,13 @@ func resampleCount(opt Options) int {
 	return opt.Resamples
 }
 
-// bootstrapRun fills every level's CI and r.Bootstrap, and warns when the ceiling is
-// unstable. It runs after modelRun, on the resamples buildRun drew for each level
-// while that level's values were loaded.
-func bootstrapRun(r *Run, acc *runAcc, opt Options) {
-	n := opt.Resamples
-	if n < 0 || len(r.Levels) == 0 {
+// levelIntervals fills every level's CI from the resamples buildRun drew for each
+// level while that level's values were loaded. It runs before modelRun: the knee
+// reads each level's throughput interval.
+func levelIntervals(r *Run, acc *runAcc, opt Options) {
+	if opt.Resamples < 0 || len(r.Levels) == 0 {
 		return
 	}
-	n = resampleCount(opt)
 	// Levels resample independently, each from its own seeded stream, while
 	// buildRun has the level's values loaded (resampleLevel).
 	res := make([]*levelResamples, len(r.Levels))
@@ -370,8 +368,24 @@ func bootstrapRun(r *Run, acc *runAcc, opt Options) {
 		}
 		r.Levels[i].CI = ci
 	}
+}
+
+// bootstrapRun fills r.Bootstrap, and warns when the ceiling is unstable. It runs
+// after modelRun, on the same resamples as levelIntervals.
+func bootstrapRun(r *Run, acc *runAcc, opt Options) {
+	n := opt.Resamples
+	if n < 0 || len(r.Levels) == 0 {
+		return
+	}
+	n = resampleCount(opt)
+	res := make([]*levelResamples, len(r.Levels))
+	for i, lv := range r.Levels {
+		if l := acc.levels[int32(lv.Level)]; l != nil {
+			res[i] = l.resampled
+		}
+	}
 	r.Bootstrap = &Bootstrap{Resamples: n, Confidence: ciConfidence, Seed: bootstrapSeed}
-	st := ceilingStability(r, res, n, opt.SLO)
+	st := ceilingStability(r, res, n, opt)
 	if st == nil {
 		return
 	}
@@ -398,7 +412,7 @@ func stabilityWarning(st *CeilingStability) string {
 }
 
 // ceilingStability re-runs the ceiling rules on every resample of the valid levels.
-func ceilingStability(r *Run, res []*levelResamples, n int, slo SLO) *CeilingStability {
+func ceilingStability(r *Run, res []*levelResamples, n int, opt Options) *CeilingStability {
 	var idx []int
 	for i, l := range r.Levels {
 		if l.Valid && res[i] != nil {
@@ -416,10 +430,10 @@ func ceilingStability(r *Run, res []*levelResamples, n int, slo SLO) *CeilingSta
 			for j, i := range idx {
 				levels[j] = resampledLevel(r.Levels[i], res[i], b)
 			}
-			values[b] = ceilingOf(levels, confirmedKV(r), runSlots(r), slo)
+			values[b] = ceilingOf(levels, confirmedKV(r), runSlots(r), opt)
 		}
 	})
-	return stabilityOf(r.Ceiling.Concurrency, values, "resamples")
+	return stabilityOf(r.Ceiling.Concurrency, values, "within-run resamples")
 }
 
 // resampledLevel is l with its figures from resample b.
@@ -463,17 +477,19 @@ func runSlots(r *Run) *int64 {
 
 // ceilingOf is the realistic ceiling of levels by the rules of modelRun, without
 // the evidence.
-func ceilingOf(levels []Level, kv *float64, slots *int64, slo SLO) *float64 {
+func ceilingOf(levels []Level, kv *float64, slots *int64, opt Options) *float64 {
 	levels = poolRepeats(levels)
 	c := Ceilings{KV: kv}
 	if v, _, ok := batchCeiling(levels); ok {
 		v, _ = slotBatch(v, "", slots)
 		c.Batch = &v
 	}
-	if v, _, ok := kneeCeiling(levels, defaultPlateauGain); ok {
-		c.Knee = &v
+	if gain, on := opt.kneeGain(); on {
+		if v, _, ok, _ := kneeCeiling(levels, gain); ok {
+			c.Knee = &v
+		}
 	}
-	if v, _, found, _ := sloCeiling(levels, slo); found {
+	if v, _, found, _ := sloCeiling(levels, opt.SLO); found {
 		c.SLO = &v
 	}
 	return realistic(c, nil).Concurrency

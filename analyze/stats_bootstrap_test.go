@@ -207,7 +207,7 @@ func curveRun(conc []int, tok []float64, noise float64, n int) (*Run, []*levelRe
 		}
 		res[i] = rs
 	}
-	r.Ceiling.Concurrency = ceilingOf(r.Levels, nil, nil, SLO{})
+	r.Ceiling.Concurrency = ceilingOf(r.Levels, nil, nil, Options{})
 	return r, res
 }
 
@@ -228,7 +228,7 @@ func TestCeilingStability(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r, res := curveRun(conc, tc.tok, tc.noise, 500)
-			st := ceilingStability(r, res, 500, SLO{})
+			st := ceilingStability(r, res, 500, Options{})
 			if st == nil {
 				t.Fatal("no stability")
 			}

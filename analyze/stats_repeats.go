@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 )
@@ -71,6 +72,7 @@ func poolRepeats(levels []Level) []Level {
 			continue
 		}
 		p.OutputTokS = meanOf(g, func(l Level) float64 { return l.OutputTokS })
+		p.pooled, p.pooledRelSE = len(g), meanRelSE(g, p.OutputTokS)
 		p.RequestS = meanOf(g, func(l Level) float64 { return l.RequestS })
 		p.DecodeConcurrency = meanOf(g, func(l Level) float64 { return l.DecodeConcurrency })
 		p.WaitingConcurrency = meanOf(g, func(l Level) float64 { return l.WaitingConcurrency })
@@ -85,6 +87,20 @@ func poolRepeats(levels []Level) []Level {
 		out = append(out, p)
 	}
 	return out
+}
+
+// meanRelSE is the relative standard error of the repeats' mean throughput, from
+// their own spread: what the next run would move the mean by.
+func meanRelSE(g []Level, mean float64) float64 {
+	if len(g) < 2 || mean <= 0 {
+		return 0
+	}
+	var ss float64
+	for _, l := range g {
+		ss += (l.OutputTokS - mean) * (l.OutputTokS - mean)
+	}
+	sd := math.Sqrt(ss / float64(len(g)-1))
+	return sd / mean / math.Sqrt(float64(len(g)))
 }
 
 func meanOf(g []Level, f func(Level) float64) float64 {
@@ -113,7 +129,7 @@ func medianOf(g []Level, f func(Level) *float64) *float64 {
 
 // repeatRun fills r.Repeats and r.RepeatCeiling, and warns when the realistic
 // ceiling moves between repeats. It needs r.Ceiling and r.Ceilings.KV computed.
-func repeatRun(r *Run, slo SLO) {
+func repeatRun(r *Run, opt Options) {
 	all := pointGroups(r.Levels)
 	if len(all) == len(r.Levels) {
 		return // no point was recorded twice
@@ -166,7 +182,7 @@ func repeatRun(r *Run, slo SLO) {
 	sort.Ints(reps)
 	values := make([]*float64, len(reps))
 	for i, k := range reps {
-		values[i] = ceilingOf(byRepeat[k], confirmedKV(r), runSlots(r), slo)
+		values[i] = ceilingOf(byRepeat[k], confirmedKV(r), runSlots(r), opt)
 	}
 	st := stabilityOf(r.Ceiling.Concurrency, values, "repeats")
 	st.Stable = st.Share == 1 // a repeat that disagrees is not noise to outvote

@@ -76,7 +76,10 @@ func repeatTrace(t *testing.T, conc []int, slots [2]int) string {
 }
 
 func TestRepeatsPooled(t *testing.T) {
-	conc := []int{1, 2, 4, 8, 16, 32}
+	// Up to 64: past 8 slots this server's throughput still creeps (9% from 8 to
+	// 16, 5% to 32), so one repeat alone needs three levels past the knee for its
+	// plateau to be significantly flat (kneerule).
+	conc := []int{1, 2, 4, 8, 16, 32, 64}
 	tests := []struct {
 		name     string
 		slots    [2]int
@@ -84,7 +87,10 @@ func TestRepeatsPooled(t *testing.T) {
 		low, top float64 // the range across repeats when it moves
 	}{
 		{"repeats agree", [2]int{8, 8}, false, 8, 8},
-		{"knee moves", [2]int{4, 16}, true, 4, 16},
+		// The 16-slot repeat's throughput creeps past 16 (the client's turnaround),
+		// too little data past its knee to call it flat: that repeat names none,
+		// and with repeats this far apart the pooled curve has no knee either.
+		{"knee moves", [2]int{4, 16}, true, 4, 4},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -127,7 +133,7 @@ func TestRepeatsPooled(t *testing.T) {
 				}
 			}
 			st := r.RepeatCeiling
-			if st == nil || r.Ceiling.Concurrency == nil {
+			if st == nil || (!tt.moves && r.Ceiling.Concurrency == nil) {
 				t.Fatalf("repeat ceiling %+v, ceiling %+v", st, r.Ceiling)
 			}
 			warned := false

@@ -66,10 +66,16 @@ func (o *Options) searchPlan() *trace.SearchPlan {
 	p := &trace.SearchPlan{Resolution: o.Resolution, BeyondKV: o.BeyondKV, SustainS: o.Sustain.Seconds(), Start: o.SearchStart}
 	for _, c := range o.Criteria {
 		p.Criteria = append(p.Criteria, c.String())
+		if c.Kind == "latency" {
+			p.SLOs = append(p.SLOs, trace.SLOTarget{Metric: c.Metric, Percentile: c.P, Seconds: c.Limit})
+		}
 	}
+	knee := 0.0
 	if o.Knee > 0 {
+		knee = o.Knee
 		p.Criteria = append(p.Criteria, fmt.Sprintf("knee: gain >= %s per doubling", pct(o.Knee)))
 	}
+	p.Knee = &knee
 	if p.Criteria == nil {
 		p.Criteria = []string{}
 	}

@@ -55,7 +55,7 @@ func TestStructure(t *testing.T) {
 		"Per-level statistics", "Run metadata", "plan.concurrency",
 		"Showing 300 of 500 requests (thinned evenly)",
 		"Deployment", "Workload", "served by vllm 0.6.3", "1 × h100-sxm (80 GiB each), TP 1",
-		"closed loop, concurrency 1, 2, 4, 8, 16, 32, 64, 128, 256, 512", "SLO (p99) TTFT ≤ 2 s, TPOT ≤ 50 ms",
+		"closed loop, concurrency 1, 2, 4, 8, 16, 32, 64, 128, 256, 512", "SLO TTFT p99 ≤ 2 s, TPOT p99 ≤ 50 ms",
 		"Queue&#43;prefill conc.",
 		"@media print",
 	} {
@@ -227,7 +227,7 @@ func TestVerdict(t *testing.T) {
 	}{
 		{"kv", 64, "Realistic ceiling: 64 concurrent requests, bound by the KV cache (275 requests of this workload fit); throughput knee at 48"},
 		{"batch", 40, "bound by the server's batch limit"},
-		{"slo", 32.5, "Realistic ceiling: 32.5 concurrent requests, bound by the latency targets (TTFT ≤ 2 s, TPOT ≤ 50 ms)"},
+		{"slo", 32.5, "Realistic ceiling: 32.5 concurrent requests, bound by the latency targets (TTFT p99 ≤ 2 s, TPOT p99 ≤ 50 ms)"},
 		{"knee", 48, "at the throughput knee"},
 	}
 	for _, tt := range tests {

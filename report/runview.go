@@ -165,15 +165,21 @@ func bindingPhrase(r *analyze.Run) string {
 }
 
 func sloText(s analyze.SLO) string {
+	pct := func(p float64) string {
+		if p <= 0 {
+			p = 99
+		}
+		return analyze.PercentileName(p)
+	}
 	var parts []string
 	if s.TTFT != nil {
-		parts = append(parts, "TTFT ≤ "+fmtDur(*s.TTFT))
+		parts = append(parts, "TTFT "+pct(s.TTFTP)+" ≤ "+fmtDur(*s.TTFT))
 	}
 	if s.TPOT != nil {
-		parts = append(parts, "TPOT ≤ "+fmtDur(*s.TPOT))
+		parts = append(parts, "TPOT "+pct(s.TPOTP)+" ≤ "+fmtDur(*s.TPOT))
 	}
 	if s.E2E != nil {
-		parts = append(parts, "E2E ≤ "+fmtDur(*s.E2E))
+		parts = append(parts, "E2E "+pct(s.E2EP)+" ≤ "+fmtDur(*s.E2E))
 	}
 	return strings.Join(parts, ", ")
 }

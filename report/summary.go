@@ -188,9 +188,12 @@ func workloadLine(r *analyze.Run, info runInfo) string {
 	if e := info.Target.Endpoint; e != "" {
 		parts = append(parts, e+" endpoint")
 	}
-	if t := sloText(r.SLO); t != "" {
-		parts = append(parts, "SLO (p99) "+t)
-	} else {
+	switch t := sloText(r.SLO); {
+	case r.Criteria != nil && r.Criteria.From == "recording":
+		parts = append(parts, r.Criteria.Text)
+	case t != "":
+		parts = append(parts, "SLO "+t)
+	default:
 		parts = append(parts, "no latency targets")
 	}
 	return strings.Join(parts, " · ")

@@ -218,6 +218,19 @@ type SearchPlan struct {
 	// Start is the level the search was told to start from (0: chosen from the
 	// plan's prediction, the server's declared capacity, or 1).
 	Start float64 `json:"start,omitempty"`
+	// Knee is the knee criterion the search judged levels by: the gain per
+	// doubling below which the curve is flat (0: off). Absent in traces recorded
+	// before it was stored; analyze and report judge the run by it by default.
+	Knee *float64 `json:"knee,omitempty"`
+	// SLOs are the latency criteria, structured as analyze and report apply them.
+	SLOs []SLOTarget `json:"slos,omitempty"`
+}
+
+// SLOTarget is one latency criterion: Metric's Percentile within Seconds.
+type SLOTarget struct {
+	Metric     string  `json:"metric"` // ttft, tpot, itl, e2e
+	Percentile float64 `json:"percentile"`
+	Seconds    float64 `json:"seconds"`
 }
 
 // SearchStep is how the ceiling search judged one level: the criteria that failed

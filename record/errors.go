@@ -24,6 +24,10 @@ var ErrClientFileLimit = errors.New("the recorder ran out of file descriptors (n
 // complete up to the interruption.
 var ErrInterrupted = errors.New("interrupted")
 
+// ErrNoCeiling is returned when a ceiling search ends with no level that passed its
+// criteria: there is no ceiling to state. The levels it ran are kept in the trace.
+var ErrNoCeiling = errors.New("the search found no level that passes its criteria")
+
 // ErrUnauthorized is returned (wrapped) when the server refuses the credentials.
 var ErrUnauthorized = client.ErrUnauthorized
 

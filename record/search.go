@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/ceiling-llm/ceiling/kneerule"
 )
 
 // The ceiling search (--concurrency auto, --rate auto) as pure functions of the
@@ -18,20 +20,21 @@ import (
 //   - a failing start goes down geometrically (÷2) until a level passes;
 //   - then bisect between the highest passing and the lowest failing level until the
 //     bracket is within the resolution;
-//   - an invalid level is run again, longer (×2, ×4, ×8), not judged;
+//   - an invalid level is run again, longer (×2, ×4, ×8), not judged, unless the
+//     server's counters show it queued: then the search steps down to what it ran;
+//   - a level whose throughput drops below the level before it is measured again;
+//   - at the declared limit, one level below it shows the curve still rising (or
+//     the search bisects below it for the knee);
 //   - --sustain holds the ceiling found as one more level.
 //
-// The knee is a criterion of a pair of levels (the gain from the nearest lower
-// level, per doubling), so it is recomputed from the measured throughputs whenever a
-// level is added: the lowest level above 1 has nothing to compare with, and when a
-// search starting high has no judged level yet it first runs one below as a
-// reference.
-
-// kneeNoise is the smallest throughput gain between two levels that counts as a
-// gain at all: a level's throughput is measured to a few percent, so between
-// close levels (a bisection's) a gain per doubling computed from less would be
-// noise multiplied by the inverse of a small step.
-const kneeNoise = 0.03
+// The knee is judged on the whole curve with kneerule, the rule analyze names the
+// knee with, so the search and the analysis of its trace give one answer: every
+// level past the knee the rule finds fails the knee. A level whose throughput
+// drops significantly below the level before it is re-measured before it can
+// count (a busy machine's interference is not a plateau), and a level the server
+// could not run at its concurrency because it queued (its own counters: running
+// pinned, requests waiting) is evidence of a batch limit at what it ran: the
+// search steps down to it instead of re-running the level longer.
 
 // searchConfig is what the search needs besides the levels.
 type searchConfig struct {
@@ -41,7 +44,7 @@ type searchConfig struct {
 	integer  bool    // closed loop: whole requests
 	resPct   float64 // resolution as a share of the bracket's lower end (0.10)
 	resAbs   float64 // resolution in requests (or requests/s) (1)
-	// knee is the gain per doubling below which a level fails the knee (0: off).
+	// knee is the gain per doubling below which the curve is flat (0: off).
 	knee      float64
 	maxReruns int // reruns of an invalid level before it counts as failing validity
 	sustain   bool
@@ -58,6 +61,11 @@ type searchLevel struct {
 	failed   []string
 	evidence []string
 	tokS     float64 // output throughput of the steady-state window (for the knee)
+	relSE    float64 // its relative standard error within the level (0: unknown)
+	// queued is what the server ran at most while requests waited, from its own
+	// counters, when the level was invalid for it (0: no such evidence).
+	queued  float64
+	waiting float64 // the requests waiting on average then
 }
 
 // searchMove is what the search does next.
@@ -68,9 +76,9 @@ type searchMove struct {
 	done  bool
 }
 
-// searchVerdict is one level's verdict with the knee recomputed from its neighbour.
+// searchVerdict is one level's verdict with the knee judged on the whole curve.
 type searchVerdict struct {
-	verdict  string // pass, fail, invalid, unjudged (the knee has no lower level yet)
+	verdict  string // pass, fail, invalid
 	failed   []string
 	evidence []string
 }
@@ -79,43 +87,72 @@ type searchVerdict struct {
 type searchState struct {
 	verdicts []searchVerdict // one per level, in order
 	lo, hi   float64         // highest pass; lowest fail above it (0: none)
-	// bound and boundEvidence name what failed at hi (or the limit when hi is 0).
+	// bound and boundEvidence name what failed at hi (or the limit when hi is 0);
+	// boundSeen is false when hi was not run itself (a queueing server's level
+	// above it showed the limit).
 	bound, boundEvidence string
+	boundSeen            bool
+	knee                 kneerule.Judgement
 }
 
-// judgeSearch recomputes every level's verdict, the knee from the nearest lower
-// judged-valid level, and the bracket.
+// kneePoints are the valid levels as kneerule reads them: a point measured more
+// than once (a re-measure) is the mean of its measurements.
+func kneePoints(levels []searchLevel) []kneerule.Point {
+	type acc struct {
+		n               int
+		sum, sumSq, rse float64
+	}
+	byX := map[float64]*acc{}
+	var xs []float64
+	for _, l := range levels {
+		if l.invalid != "" || l.phase == "sustain" || l.tokS <= 0 {
+			continue
+		}
+		a := byX[l.x]
+		if a == nil {
+			a = &acc{}
+			byX[l.x] = a
+			xs = append(xs, l.x)
+		}
+		a.n++
+		a.sum += l.tokS
+		a.sumSq += l.tokS * l.tokS
+		a.rse += l.relSE
+	}
+	var out []kneerule.Point
+	for _, x := range xs {
+		a := byX[x]
+		n := float64(a.n)
+		mean := a.sum / n
+		rse := a.rse / n / math.Sqrt(n)
+		if a.n > 1 {
+			sd := math.Sqrt(math.Max(0, (a.sumSq-n*mean*mean)/(n-1)))
+			rse = math.Max(rse, sd/mean/math.Sqrt(n))
+		}
+		out = append(out, kneerule.Point{X: x, TokS: mean, RelSE: rse, Measurements: a.n})
+	}
+	return out
+}
+
+// judgeSearch recomputes every level's verdict, the knee from the whole curve, and
+// the bracket.
 func judgeSearch(cfg searchConfig, levels []searchLevel) searchState {
 	st := searchState{verdicts: make([]searchVerdict, len(levels))}
-	// The valid levels by x (the latest one where a point ran twice), for the knee.
-	type pt struct {
-		x    float64
-		tokS float64
-	}
-	var pts []pt
-	latest := map[float64]int{}
-	for i, l := range levels {
-		if l.invalid == "" && l.phase != "sustain" {
-			latest[l.x] = i
-		}
-	}
-	for x, i := range latest {
-		pts = append(pts, pt{x, levels[i].tokS})
-	}
-	slices.SortFunc(pts, func(a, b pt) int { return cmpFloat(a.x, b.x) })
-	below := func(x float64) (pt, bool) {
-		var best pt
-		ok := false
-		for _, p := range pts {
-			if p.x < x {
-				best, ok = p, true
-			}
-		}
-		return best, ok
+	if cfg.knee > 0 {
+		st.knee = kneerule.Judge(kneePoints(levels), cfg.knee)
 	}
 	for i, l := range levels {
 		v := searchVerdict{failed: slices.Clone(l.failed), evidence: slices.Clone(l.evidence)}
 		switch {
+		case l.invalid != "" && len(l.failed) == 0 && l.queued > 0:
+			// Not run at its concurrency because the server queued: a batch limit
+			// at what it ran, below this level.
+			v.verdict = "fail"
+			v.failed = []string{"batch"}
+			v.evidence = []string{fmt.Sprintf("at %s the server ran at most %s requests at once while %.0f waited on average (its own counters): a batch limit at %s",
+				fmtX(l.x), fmtX(l.queued), l.waiting, fmtX(l.queued))}
+			st.verdicts[i] = v
+			continue
 		case l.invalid != "" && len(l.failed) == 0 && invalidRun(levels[:i+1]) > cfg.maxReruns:
 			// Still invalid after its reruns: it cannot be shown to pass.
 			v.verdict = "fail"
@@ -134,30 +171,13 @@ func judgeSearch(cfg searchConfig, levels []searchLevel) searchState {
 			st.verdicts[i] = v
 			continue
 		}
-		kneeJudged := cfg.knee <= 0 || l.x <= 1
-		if cfg.knee > 0 && l.x > 1 {
-			if ref, ok := below(l.x); ok {
-				kneeJudged = true
-				g := gainPerDoubling(ref.x, ref.tokS, l.x, l.tokS)
-				switch {
-				case g < cfg.knee:
-					v.failed = append(v.failed, "knee")
-					v.evidence = append(v.evidence, fmt.Sprintf("throughput gains %.1f%% per doubling from %s (%.1f tok/s) to %s (%.1f tok/s), below %.0f%%",
-						100*g, fmtX(ref.x), ref.tokS, fmtX(l.x), l.tokS, 100*cfg.knee))
-				case ref.tokS > 0 && l.tokS < ref.tokS*(1+kneeNoise):
-					v.failed = append(v.failed, "knee")
-					v.evidence = append(v.evidence, fmt.Sprintf("throughput rises only %.1f%% from %s (%.1f tok/s) to %s (%.1f tok/s), within the %.0f%% a level's throughput is measured to",
-						100*(l.tokS/ref.tokS-1), fmtX(ref.x), ref.tokS, fmtX(l.x), l.tokS, 100*kneeNoise))
-				}
-			}
+		if st.knee.Found && l.x > st.knee.Knee && l.phase != "sustain" {
+			v.failed = append(v.failed, "knee")
+			v.evidence = append(v.evidence, "past the knee: "+st.knee.Why)
 		}
-		switch {
-		case len(v.failed) > 0:
+		v.verdict = "pass"
+		if len(v.failed) > 0 {
 			v.verdict = "fail"
-		case !kneeJudged:
-			v.verdict = "unjudged"
-		default:
-			v.verdict = "pass"
 		}
 		st.verdicts[i] = v
 	}
@@ -168,13 +188,31 @@ func judgeSearch(cfg searchConfig, levels []searchLevel) searchState {
 	}
 	for i, l := range levels {
 		v := st.verdicts[i]
-		if l.phase != "sustain" && v.verdict == "fail" && l.x > st.lo && (st.hi == 0 || l.x < st.hi) {
-			st.hi = l.x
+		x := boundAt(l)
+		if l.phase != "sustain" && v.verdict == "fail" && x > st.lo && (st.hi == 0 || x < st.hi) {
+			st.hi = x
 			st.bound = strings.Join(v.failed, ", ")
 			st.boundEvidence = strings.Join(v.evidence, "; ")
+			st.boundSeen = x == l.x
 		}
 	}
 	return st
+}
+
+// kneeAtLo reports whether the search is bound by the knee at its highest passing
+// level: from the knee on the curve is flat (kneerule), so nothing between it and
+// the failing level above can pass the knee, and the ceiling is the knee itself.
+func (st searchState) kneeAtLo() bool {
+	return st.hi > 0 && st.bound == "knee" && st.knee.Found && st.knee.Knee == st.lo
+}
+
+// boundAt is the lowest level a failing level shows to fail: itself, or for a
+// level the server queued at, the level above what it ran.
+func boundAt(l searchLevel) float64 {
+	if l.invalid != "" && len(l.failed) == 0 && l.queued > 0 && l.queued < l.x {
+		return math.Floor(l.queued) + 1
+	}
+	return l.x
 }
 
 // gainPerDoubling is the throughput gain from (x0, t0) to (x1, t1), x1 > x0,
@@ -209,28 +247,46 @@ func nextSearchLevel(cfg searchConfig, levels []searchLevel) searchMove {
 			return searchMove{x: last.x, phase: "rerun", scale: 1 << (n + 1)}
 		}
 	}
+	// A drop is interference until measured again: measure it once more before
+	// the knee may count it.
+	for _, d := range st.knee.Unconfirmed() {
+		if measuredAt(levels, d.To) == 1 {
+			return searchMove{x: d.To, phase: "remeasure", scale: 1}
+		}
+	}
+	// A level the server queued at shows its batch limit: step down to what it ran.
+	if last.queued > 0 && last.invalid != "" && len(last.failed) == 0 {
+		if q := math.Floor(last.queued); q >= 1 && q > st.lo && !tested(levels, q) {
+			return searchMove{x: q, phase: "down", scale: 1}
+		}
+	}
 	lowest := math.Inf(1)
 	for _, l := range levels {
 		lowest = math.Min(lowest, l.x)
 	}
 	var next float64
 	phase := ""
+	atLimit := st.hi == 0 && cfg.limit > 0 && st.lo >= cfg.limit
+	kneeIsLo := st.kneeAtLo()
 	switch {
 	case st.hi == 0 && st.lo == 0:
-		// Nothing judged yet (the start's knee has no reference, or the start was
-		// invalid past its reruns): a level below.
+		// Nothing judged yet (the start was invalid past its reruns, or failed):
+		// a level below.
 		next, phase = cfg.down(lowest), "down"
-	case st.hi == 0 && cfg.limit > 0 && st.lo >= cfg.limit, st.hi > 0 && st.lo > 0 && st.hi-st.lo <= cfg.resolution(st.lo):
+	case atLimit, kneeIsLo, st.hi > 0 && st.lo > 0 && st.hi-st.lo <= cfg.resolution(st.lo):
 		// Bracketed: unless the knee below the ceiling is not yet resolved.
 		if m, ok := cfg.kneeBelow(levels, st.lo); ok {
 			next, phase = m, "bisect"
+			if !hasValidBelow(levels, st.lo) {
+				phase = "down"
+			}
 			break
 		}
 		return cfg.finish(st, levels)
 	case st.hi == 0:
 		next, phase = cfg.up(st.lo), "ramp"
 	case st.lo == 0:
-		next, phase = cfg.down(lowest), "down"
+		next, phase = cfg.down(math.Min(lowest, st.hi)), "down"
 	default:
 		// The knee below lo first: while it may lie there, narrowing above lo
 		// spends levels on a bracket that is about to move.
@@ -247,40 +303,89 @@ func nextSearchLevel(cfg searchConfig, levels []searchLevel) searchMove {
 	return searchMove{x: next, phase: phase, scale: 1}
 }
 
-// kneeElasticity is the share of proportional growth (log t1/t0 over log x1/x0)
-// above which a pair of levels is taken to hold no plateau between them: when the
-// throughput plateau started at p·x1 inside the pair (x1/2, x1), the pair's
-// elasticity is 1 + log2(p), so 0.9 leaves p above 0.93, within the resolution.
-const kneeElasticity = 0.9
-
-// kneeBelow says where to run a level when the knee may lie below the ceiling lo:
-// the knee is judged on a pair of levels, and a pair wider than the resolution that
-// grew less than proportionally may hold the plateau's start anywhere inside it, lo
-// included. The answer is the midpoint of lo and the level below it.
+// kneeBelow says where to run a level when the knee may lie below the ceiling lo,
+// more than a resolution step below it: the knee is judged on levels, and
+// between lo and the valid level below it the curve may have turned flat anywhere.
+// Below a throughput curve that grows at most proportionally to concurrency (a
+// server's per-request speed does not rise with the batch), a plateau starting
+// at p·lo (gain g per doubling past it) leaves the pair (y, lo) an elasticity
+// log(T_lo/T_y)/log(lo/y) of at most 1 + log(p)·(1 − log2(1+g))/log(lo/y); the
+// lower end of the measured elasticity's interval (kneerule's noise) bounds p
+// from below, and when p·lo is within the resolution of lo there is no knee to
+// find between them. Otherwise, or with no level below lo yet (one is needed to
+// show the curve still rising at lo), the answer is the midpoint of y and lo, or
+// the level half-way down.
 func (c searchConfig) kneeBelow(levels []searchLevel, lo float64) (float64, bool) {
 	if c.knee <= 0 || lo <= 1 {
 		return 0, false
 	}
-	var y, ty, tlo float64
-	for _, l := range levels {
-		if l.invalid != "" || l.phase == "sustain" {
+	pts := kneePoints(levels)
+	at := func(x float64) (kneerule.Point, bool) {
+		for _, p := range pts {
+			if p.X == x {
+				return p, true
+			}
+		}
+		return kneerule.Point{}, false
+	}
+	top, ok := at(lo)
+	if !ok {
+		return 0, false
+	}
+	for {
+		var y kneerule.Point
+		for _, p := range pts {
+			if p.X < top.X && p.X > y.X {
+				y = p
+			}
+		}
+		if y.X == 0 {
+			// Nothing below: one level half-way down shows whether the curve still
+			// rises at top.
+			m := c.down(top.X)
+			return m, m > 0 && !tested(levels, m)
+		}
+		g := kneerule.PairGain(y, top)
+		if g.Value < c.knee {
+			// Flat between them by the best estimate: the knee lies at or below y.
+			top = y
 			continue
 		}
-		if l.x == lo {
-			tlo = l.tokS
+		if top.X-y.X <= c.resolution(y.X) {
+			return 0, false
 		}
-		if l.x < lo && l.x > y {
-			y, ty = l.x, l.tokS
+		// The elasticity's lower end: ln(1+gLow) per doubling over log2(top/y)
+		// doublings.
+		r := math.Log(top.X / y.X)
+		eLow := math.Log1p(math.Max(g.Low, -0.99)) / math.Ln2
+		pMin := math.Exp((eLow - 1) * r / (1 - math.Log2(1+c.knee)))
+		if top.X-pMin*top.X <= c.resolution(pMin*top.X) {
+			return 0, false
+		}
+		m := c.mid(y.X, top.X)
+		return m, m > 0 && !tested(levels, m)
+	}
+}
+
+// hasValidBelow reports whether a valid level lies below x.
+func hasValidBelow(levels []searchLevel, x float64) bool {
+	for _, l := range levels {
+		if l.invalid == "" && l.phase != "sustain" && l.x < x {
+			return true
 		}
 	}
-	if y == 0 || lo-y <= c.resolution(y) || ty <= 0 {
-		return 0, false
+	return false
+}
+
+// measuredAt counts the valid measurements at x.
+func measuredAt(levels []searchLevel, x float64) int {
+	n := 0
+	for _, l := range levels {
+		if l.x == x && l.invalid == "" && l.phase != "sustain" {
+			n++
+		}
 	}
-	if tlo > 0 && math.Log(tlo/ty)/math.Log(lo/y) >= kneeElasticity {
-		return 0, false
-	}
-	m := c.mid(y, lo)
-	return m, m > 0 && !tested(levels, m)
+	return n
 }
 
 // finish ends the search, or holds the ceiling for --sustain.
@@ -365,7 +470,9 @@ func searchAnswer(cfg searchConfig, st searchState, done bool) string {
 	}
 	switch {
 	case st.lo == 0 && st.hi > 0:
-		return fmt.Sprintf("%sno ceiling: %s already fails %s: %s", prefix, fmtX(st.hi), st.bound, st.boundEvidence)
+		return fmt.Sprintf("%sno ceiling found: no level passed; %s already fails %s: %s", prefix, fmtX(st.hi), st.bound, st.boundEvidence)
+	case st.lo == 0 && done:
+		return "no ceiling found: no level could be judged to pass"
 	case st.lo == 0:
 		return prefix + "no level judged yet"
 	case st.hi == 0 && cfg.limit > 0 && st.lo >= cfg.limit:
@@ -373,6 +480,11 @@ func searchAnswer(cfg searchConfig, st searchState, done bool) string {
 			prefix, fmtX(st.lo), cfg.unit, fmtX(st.lo), cfg.limitWhy)
 	case st.hi == 0:
 		return fmt.Sprintf("%sceiling at least %s %s (no level failed)", prefix, fmtX(st.lo), cfg.unit)
+	case st.kneeAtLo():
+		return fmt.Sprintf("%sceiling %s %s, bound by the knee: %s", prefix, fmtX(st.lo), cfg.unit, st.knee.Why)
+	case !st.boundSeen:
+		return fmt.Sprintf("%sceiling %s %s (bracket %s..%s), bound by %s: %s",
+			prefix, fmtX(st.lo), cfg.unit, fmtX(st.lo), fmtX(st.hi), st.bound, st.boundEvidence)
 	}
 	return fmt.Sprintf("%sceiling %s %s (bracket %s..%s), bound by %s at %s: %s",
 		prefix, fmtX(st.lo), cfg.unit, fmtX(st.lo), fmtX(st.hi), st.bound, fmtX(st.hi), st.boundEvidence)

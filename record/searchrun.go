@@ -186,7 +186,8 @@ func searchPoints(levels []trace.LevelInfo, rate bool) (pts []searchLevel, index
 			continue
 		}
 		pts = append(pts, searchLevel{x: x, phase: s.Phase, invalid: s.Invalid,
-			failed: slices.Clone(s.OwnFailed), evidence: slices.Clone(s.OwnEvidence), tokS: s.OutputTokS})
+			failed: slices.Clone(s.OwnFailed), evidence: slices.Clone(s.OwnEvidence), tokS: s.OutputTokS,
+			relSE: s.OutputTokSRelSE, queued: s.Queued, waiting: s.Waiting})
 		index = append(index, []int{i})
 	}
 	return pts, index
@@ -258,6 +259,10 @@ func (r *recorder) judgePending(ctx context.Context) error {
 			default:
 				s.OwnFailed, s.OwnEvidence, s.Invalid = judgeLevel(r.opts.Criteria, l)
 				s.OutputTokS = l.OutputTokS
+				s.OutputTokSRelSE = relSE(l)
+				if s.Invalid != "" && !r.opts.RateAuto {
+					s.Queued, s.Waiting = queuedAt(l)
+				}
 			}
 			// Its own verdict; updateSearch adds the knee.
 			s.Verdict = "pass"
@@ -292,10 +297,36 @@ func (r *recorder) analyzeParts(ctx context.Context) (map[int]analyze.Level, err
 	return out, nil
 }
 
+// relSE is a level's relative standard error of throughput from its bootstrap
+// interval (a 95% interval spans about ±1.96 standard errors), 0 without one.
+func relSE(l analyze.Level) float64 {
+	if l.CI == nil || l.CI.OutputTokS == nil || l.OutputTokS <= 0 {
+		return 0
+	}
+	return (l.CI.OutputTokS.High - l.CI.OutputTokS.Low) / (2 * 1.96 * l.OutputTokS)
+}
+
+// queuedAt reads, from the server's own counters, whether it queued during the
+// level: it ran clearly fewer requests than offered (at most 80%) while at least
+// one waited on average. It returns what it ran at most and the mean waiting, or
+// zeros.
+func queuedAt(l analyze.Level) (ran, waiting float64) {
+	s := l.Server
+	if s == nil || s.RunningMax == nil || s.WaitingMean == nil || l.Concurrency <= 0 {
+		return 0, 0
+	}
+	ran = math.Round(*s.RunningMax)
+	if ran < 1 || ran > 0.8*float64(l.Concurrency) || *s.WaitingMean < 1 {
+		return 0, 0
+	}
+	return ran, *s.WaitingMean
+}
+
 // analyzeOptions are the analysis options the criteria need: the latency targets
-// for goodput, the percentiles asked, no bootstrap.
+// for goodput, the percentiles asked, the bootstrap (the knee reads each level's
+// throughput interval, as analyze's does); the knee is the search's own.
 func (r *recorder) analyzeOptions() analyze.Options {
-	opt := analyze.Options{Resamples: -1, TimelineLevel: -1}
+	opt := analyze.Options{TimelineLevel: -1, Knee: -1}
 	for _, c := range r.opts.Criteria {
 		if c.Kind != "latency" {
 			continue
@@ -357,8 +388,9 @@ func (r *recorder) updateSearch(judged []int) {
 	r.info.Search = res
 }
 
-// finishSearch marks the search done and states its answer.
-func (r *recorder) finishSearch() {
+// finishSearch marks the search done and states its answer; ErrNoCeiling when no
+// level passed (the levels stay in the trace).
+func (r *recorder) finishSearch() error {
 	cfg := r.searchConfig()
 	pts, _ := searchPoints(r.info.Levels, r.opts.RateAuto)
 	st := judgeSearch(cfg, pts)
@@ -370,6 +402,10 @@ func (r *recorder) finishSearch() {
 	if r.info.Search.Sustain != "" {
 		r.progress("%s", r.info.Search.Sustain)
 	}
+	if st.lo == 0 {
+		return fmt.Errorf("%w: %s", ErrNoCeiling, r.info.Search.Answer)
+	}
+	return nil
 }
 
 func levelWord(rate bool) string {

@@ -94,8 +94,7 @@ func (r *recorder) sweep(ctx context.Context, start int) error {
 			}
 			lv, step, ok = r.searchNext(i)
 			if !ok {
-				r.finishSearch()
-				return nil
+				return r.finishSearch()
 			}
 		} else if lv, ok = levelAt(&r.opts, i); !ok {
 			r.info.StopReason = "all levels done"

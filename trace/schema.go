@@ -240,14 +240,17 @@ type SLOTarget struct {
 // are the level's own judgement, what --resume recomputes the search from.
 type SearchStep struct {
 	// Phase is why the level ran: start, ramp (geometric up), down (geometric
-	// down from a failing start, or a reference for the knee), bisect, rerun (an
-	// invalid level run again, longer), sustain (the ceiling held for --sustain).
+	// down from a failing start, to what a queueing server ran, or a reference
+	// for the knee), bisect, rerun (an invalid level run again, longer),
+	// remeasure (a level whose throughput dropped, measured again), sustain (the
+	// ceiling held for --sustain).
 	Phase string `json:"phase"`
 	// Scale is how much longer than the plan's level size the level was sized (a
 	// rerun: 2, 4, 8); absent = 1.
 	Scale int `json:"scale,omitempty"`
-	// Verdict is pending (not judged yet), pass, fail, invalid (not judged: run
-	// again longer) or unjudged (the knee had no level below to compare with).
+	// Verdict is pending (not judged yet), pass, fail or invalid (not judged: run
+	// again longer); traces from before the knee was judged on the whole curve
+	// also hold unjudged (the knee had no level below to compare with).
 	Verdict  string   `json:"verdict"`
 	Failed   []string `json:"failed,omitempty"`
 	Evidence []string `json:"evidence,omitempty"`
@@ -255,7 +258,15 @@ type SearchStep struct {
 	Hi       float64  `json:"hi"`
 	// OutputTokS is the level's steady-state output throughput, as analyze
 	// measures it (the knee compares it between levels).
-	OutputTokS  float64  `json:"output_tok_s"`
+	OutputTokS float64 `json:"output_tok_s"`
+	// OutputTokSRelSE is its relative standard error within the level (from
+	// analyze's bootstrap interval; absent: unknown).
+	OutputTokSRelSE float64 `json:"output_tok_s_rel_se,omitempty"`
+	// Queued is what the server ran at most, by its own counters, while
+	// Waiting requests waited on average, when the level was invalid because the
+	// server queued (absent: no such evidence): the search steps down to it.
+	Queued      float64  `json:"queued,omitempty"`
+	Waiting     float64  `json:"waiting,omitempty"`
 	Invalid     string   `json:"invalid,omitempty"`
 	OwnFailed   []string `json:"own_failed,omitempty"`
 	OwnEvidence []string `json:"own_evidence,omitempty"`

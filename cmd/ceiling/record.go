@@ -257,7 +257,7 @@ func runRecord(ctx context.Context, e env, args []string) int {
 
 	cfg.checkPlan(e.stderr, opts)
 	info, err := record.Record(ctx, opts)
-	if info.RunID != "" && (err == nil || errors.Is(err, record.ErrInterrupted) || errors.Is(err, record.ErrServerGone) || errors.Is(err, record.ErrClientFileLimit) || errors.Is(err, record.ErrLevelFailed)) {
+	if info.RunID != "" && (err == nil || errors.Is(err, record.ErrInterrupted) || errors.Is(err, record.ErrServerGone) || errors.Is(err, record.ErrClientFileLimit) || errors.Is(err, record.ErrLevelFailed) || errors.Is(err, record.ErrNoCeiling)) {
 		where := opts.Output
 		if where == "-" {
 			where = "stdout"

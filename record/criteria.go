@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ceiling-llm/ceiling/analyze"
+	"github.com/ceiling-llm/ceiling/levelrule"
 )
 
 // The criteria of the ceiling search: each optional, combinable, and named when it
@@ -220,4 +221,17 @@ func fmtSec(s float64) string {
 		return fmt.Sprintf("%.1fms", s*1e3)
 	}
 	return fmt.Sprintf("%.0fµs", s*1e6)
+}
+
+// tailNeed is the most requests a latency criterion's percentile needs in one
+// level (p95: 20, p99: 100; analyze.TailNeed), with the level rule's margin: the
+// search sizes its levels to it instead of re-running them longer.
+func (o *Options) tailNeed() int {
+	n := 0
+	for _, c := range o.Criteria {
+		if c.Kind == "latency" {
+			n = max(n, analyze.TailNeed(c.P))
+		}
+	}
+	return int(math.Ceil(levelrule.Margin * float64(n)))
 }

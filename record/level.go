@@ -198,6 +198,11 @@ func (r *recorder) runLevel(ctx, hard context.Context, lv level, total int) (li 
 		} else {
 			l.sizer = newLevelSizer(workers, wall0, maxDur) // this shard's workers: each shard sizes its share
 			l.sizer.steady = steady
+			if o.Auto {
+				// A search's SLO percentile needs its requests in one run, not in
+				// reruns: p95 needs 20, p99 100.
+				l.sizer.minDone = o.tailNeed()
+			}
 		}
 	}
 	l.stop, l.cancel = context.WithCancel(ctx)

@@ -2,9 +2,11 @@ package record
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -72,19 +74,26 @@ func BenchmarkSearch(b *testing.B) {
 	}{"knee-bound", knee, kneeTruth(knee, output, defaultKnee), nil})
 	doubling := os.Getenv("SEARCH_BENCH_DOUBLING") != "0"
 	for _, cfg := range configs {
-		strategies := []string{"search", "plan"}
+		// search+noise: the same search against the engine slowed by interference
+		// (every token gap and step 0-20% longer, changing every 300 ms): the
+		// answer must stay within the resolution of the truth.
+		strategies := []string{"search", "search+noise", "plan"}
 		if doubling {
 			strategies = append(strategies, "doubling")
 		}
 		for _, strategy := range strategies {
 			b.Run(cfg.name+"/"+strategy, func(b *testing.B) {
 				for range b.N {
-					eng := enginetest.New(cfg.eng)
+					ecfg := cfg.eng
+					if strategy == "search+noise" {
+						ecfg.Noise, ecfg.NoisePeriod, ecfg.NoiseSeed = 0.2, 300*time.Millisecond, uint64(time.Now().UnixNano())
+					}
+					eng := enginetest.New(ecfg)
 					o := Options{URL: eng.URL(), PromptTokens: prompt, OutputTokens: output, Seed: 1, Version: "bench",
 						Output: filepath.Join(b.TempDir(), "run.parquet"), Timeout: time.Minute, Grace: time.Second,
 						ScrapeInterval: 100 * time.Millisecond, steadyState: time.Second}
 					switch strategy {
-					case "search":
+					case "search", "search+noise":
 						o.Auto = true
 						if cfg.setup != nil {
 							cfg.setup(&o)
@@ -117,7 +126,13 @@ func BenchmarkSearch(b *testing.B) {
 					b.ReportMetric(ceiling, "ceiling")
 					b.ReportMetric(cfg.truth, "truth")
 					if answer != nil {
-						b.Logf("%s: %s", cfg.name, answer.Answer)
+						var path []string
+						for _, l := range info.Levels {
+							if l.Search != nil {
+								path = append(path, fmt.Sprintf("%d:%s:%s", l.Concurrency, l.Search.Phase, l.Search.Verdict))
+							}
+						}
+						b.Logf("%s: %s; path %s", cfg.name, answer.Answer, strings.Join(path, " "))
 						if math.Abs(ceiling-cfg.truth) > math.Max(0.1*cfg.truth, 1) {
 							b.Errorf("%s: ceiling %g, truth %g: outside the resolution", cfg.name, ceiling, cfg.truth)
 						}

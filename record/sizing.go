@@ -42,6 +42,9 @@ type levelSizer struct {
 	inWindow    int             // successful completions since steadyStart
 	lifetimes   []time.Duration // of the successful measured requests
 	capped      bool            // stopped by maxUntil, not by the rule
+	// minDone is the fewest completions the window must hold besides the rule's:
+	// what the search's latency percentiles need (0: none).
+	minDone int
 }
 
 func newLevelSizer(workers int, start time.Time, maxDur time.Duration) *levelSizer {
@@ -96,7 +99,7 @@ func (s *levelSizer) enough(now time.Time) bool {
 		return false
 	}
 	steady := time.Duration(s.lastEnd - s.steadyStart)
-	if s.inWindow < levelrule.MinCompletions(s.workers) || steady < s.steady {
+	if s.inWindow < levelrule.MinCompletions(s.workers) || s.inWindow < s.minDone || steady < s.steady {
 		return false // the cheap checks first: the median needs a sort
 	}
 	return levelrule.Sized(s.workers, s.inWindow, steady, median(s.lifetimes), s.steady)
@@ -130,7 +133,7 @@ func (s *levelSizer) left(now time.Time) (time.Duration, bool) {
 	}
 	p50 := median(s.lifetimes)
 	left := levelrule.SizedWindow(p50, s.steady) - now.Sub(time.Unix(0, s.steadyStart))
-	if need := levelrule.SizedCompletions(s.workers) - s.inWindow; need > 0 {
+	if need := max(levelrule.SizedCompletions(s.workers), s.minDone) - s.inWindow; need > 0 {
 		if s.inWindow == 0 {
 			return 0, false
 		}

@@ -24,6 +24,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"net/http"
 	"sync"
@@ -117,6 +118,14 @@ type Config struct {
 	// running, as vLLM's DP load balancer scores them); /metrics has one series per
 	// engine="N". 0 = 1.
 	DataParallel int
+	// Noise slows every token gap and step by a factor from [1, 1+Noise) that
+	// changes every NoisePeriod (default 500ms), drawn from NoiseSeed: the
+	// interference of a busy machine (noise.go). 0 = none.
+	Noise       float64
+	NoisePeriod time.Duration
+	NoiseSeed   uint64
+
+	started time.Time // when the engine started: the clock of Noise
 }
 
 // Fault is a misbehaviour injected into one request.
@@ -275,6 +284,10 @@ func Start(cfg Config) (*Server, error) {
 	if cfg.TTFT < 0 || cfg.TokenGap < 0 || cfg.Slots < 0 || cfg.KVTokens < 0 || cfg.MaxModelLen < 0 || cfg.ReasoningTokens < 0 {
 		return nil, errors.New("config has a negative duration, count or budget")
 	}
+	if cfg.Noise < 0 || math.IsNaN(cfg.Noise) || math.IsInf(cfg.Noise, 0) || cfg.NoisePeriod < 0 {
+		return nil, fmt.Errorf("config Noise %v or NoisePeriod %v: want a finite share ≥ 0 and a period ≥ 0", cfg.Noise, cfg.NoisePeriod)
+	}
+	cfg.started = time.Now()
 	modelJSON, err := json.Marshal(cfg.Model)
 	if err != nil {
 		return nil, fmt.Errorf("encoding model id: %w", err)

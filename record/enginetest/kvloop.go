@@ -81,7 +81,7 @@ func (l *simLoop) run(ctx context.Context) {
 			}
 		}
 		l.genTokens.Add(int64(len(out.emitted)))
-		d := l.cfg.stepDuration(out.tokens, waiting)
+		d := l.cfg.slowed(l.cfg.stepDuration(out.tokens, waiting))
 		if out.tokens == 0 {
 			d = max(d, time.Millisecond) // a step that could do nothing: do not spin
 		}

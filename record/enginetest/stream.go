@@ -291,7 +291,7 @@ func (g *generation) stream(ctx context.Context, w http.ResponseWriter) {
 		g.gzipStream(w)
 		return
 	}
-	ttft, gap := s.cfg.TTFT, s.cfg.TokenGap
+	ttft, gap := s.cfg.slowed(s.cfg.TTFT), s.cfg.TokenGap
 	if s.sim != nil {
 		ttft, gap = 0, 0
 		g.simStart()
@@ -614,8 +614,8 @@ func (g *generation) gzipStream(w http.ResponseWriter) {
 // Config.TokenGap, plus Config.BatchGap for each request past Config.DecodeBatch.
 func (s *Server) tokenGap() time.Duration {
 	if s.cfg.BatchGap <= 0 {
-		return s.cfg.TokenGap
+		return s.cfg.slowed(s.cfg.TokenGap)
 	}
 	running, _, _ := s.sched.state()
-	return s.cfg.TokenGap + time.Duration(max(0, running-s.cfg.DecodeBatch))*s.cfg.BatchGap
+	return s.cfg.slowed(s.cfg.TokenGap + time.Duration(max(0, running-s.cfg.DecodeBatch))*s.cfg.BatchGap)
 }

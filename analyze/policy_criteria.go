@@ -18,8 +18,8 @@ type Criteria struct {
 	// Knee is the gain per doubling below which the throughput curve counts as
 	// flat; null: the knee is off.
 	Knee *float64 `json:"knee"`
-	// From is "options" (given to the analysis), "recording" (stored by the
-	// recording's search) or "defaults".
+	// From is "options" (some given to the analysis; the rest may be the
+	// recording's), "recording" (stored by the recording's search) or "defaults".
 	From string `json:"from"`
 	// Text says it in words.
 	Text string `json:"text"`
@@ -30,11 +30,9 @@ type Criteria struct {
 // SLOs given to the analysis replace the stored SLOs, the knee the stored knee.
 func runCriteria(opt Options, plan trace.Plan) (Options, *Criteria) {
 	s := plan.Search
-	from := "defaults"
+	given := opt.Knee != 0 || !opt.SLO.none()
+	stored := false
 	var notes []string
-	if opt.Knee != 0 || !opt.SLO.none() {
-		from = "options"
-	}
 	if s != nil && opt.SLO.none() && len(s.SLOs) > 0 {
 		seen := map[string]bool{}
 		for _, t := range s.SLOs {
@@ -62,13 +60,20 @@ func runCriteria(opt Options, plan trace.Plan) (Options, *Criteria) {
 				opt.Percentiles = append(opt.Percentiles, p)
 			}
 		}
-		from = "recording"
+		stored = true
 	}
 	if s != nil && opt.Knee == 0 && s.Knee != nil {
 		opt.Knee = *s.Knee
 		if *s.Knee == 0 {
 			opt.Knee = -1
 		}
+		stored = true
+	}
+	from := "defaults"
+	switch {
+	case given:
+		from = "options"
+	case stored:
 		from = "recording"
 	}
 	c := &Criteria{From: from}
@@ -92,6 +97,9 @@ func runCriteria(opt Options, plan trace.Plan) (Options, *Criteria) {
 		c.Text = "judged by the recording's own criteria: " + strings.Join(words, "; ") + " (--knee and --slo-* override)"
 	case "options":
 		c.Text = "judged by: " + strings.Join(words, "; ")
+		if stored {
+			c.Text += " (as given; the rest as the recording's search was judged)"
+		}
 	default:
 		c.Text = "judged by the defaults: " + strings.Join(words, "; ")
 	}

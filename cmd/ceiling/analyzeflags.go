@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/ceiling-llm/ceiling/analyze"
+	"github.com/ceiling-llm/ceiling/record"
 	"github.com/spf13/pflag"
 )
 
@@ -16,6 +17,7 @@ func addAnalyzeFlags(fs *pflag.FlagSet) func() (analyze.Options, error) {
 	sloTTFT := fs.Duration("slo-ttft", 0, "latency target for time to first token, e.g. 2s (0 = none)")
 	sloTPOT := fs.Duration("slo-tpot", 0, "latency target for time per output token, e.g. 50ms (0 = none)")
 	sloE2E := fs.Duration("slo-e2e", 0, "latency target for the whole request, e.g. 30s (0 = none)")
+	knee := fs.String("knee", "", "gain per doubling of concurrency below which the throughput curve counts as flat, e.g. 10%, or off (default: the recording's own search criterion, else 10%)")
 	var cf capacityFlags
 	cf.addDeployment(fs)
 	cf.addBudget(fs)
@@ -68,6 +70,17 @@ func addAnalyzeFlags(fs *pflag.FlagSet) func() (analyze.Options, error) {
 				s := d.v.Seconds()
 				*d.dst = &s
 			}
+		}
+		switch k := *knee; k {
+		case "":
+		case "off":
+			opt.Knee = -1
+		default:
+			v, err := record.ParseShare(k)
+			if err != nil || v <= 0 {
+				return opt, fmt.Errorf("--knee %q: want a gain per doubling above 0 such as 10%%, or off", k)
+			}
+			opt.Knee = v
 		}
 		if err := cf.check(); err != nil {
 			return opt, err

@@ -235,7 +235,11 @@ func dropWords(ds []Drop) string {
 
 func pct(f float64) string {
 	s := fmt.Sprintf("%.1f%%", 100*f)
-	return strings.Replace(s, ".0%", "%", 1)
+	s = strings.Replace(s, ".0%", "%", 1)
+	if s == "-0%" {
+		return "0%"
+	}
+	return s
 }
 
 func fmtX(x float64) string { return fmt.Sprintf("%g", x) }

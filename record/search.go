@@ -33,8 +33,8 @@ import (
 // drops significantly below the level before it is re-measured before it can
 // count (a busy machine's interference is not a plateau), and a level the server
 // could not run at its concurrency because it queued (its own counters: running
-// pinned, requests waiting) is evidence of a batch limit at what it ran: the
-// search steps down to it instead of re-running the level longer.
+// pinned, requests waiting) is evidence of a batch limit at what it ran: the level
+// fails there, and the search steps down to it instead of re-running it longer.
 
 // searchConfig is what the search needs besides the levels.
 type searchConfig struct {
@@ -95,8 +95,9 @@ type searchState struct {
 	knee                 kneerule.Judgement
 }
 
-// kneePoints are the valid levels as kneerule reads them: a point measured more
-// than once (a re-measure) is the mean of its measurements.
+// kneePoints are the valid levels as kneerule reads them, less those the server
+// queued at: a point measured more than once (a re-measure) is the mean of its
+// measurements.
 func kneePoints(levels []searchLevel) []kneerule.Point {
 	type acc struct {
 		n               int
@@ -105,7 +106,9 @@ func kneePoints(levels []searchLevel) []kneerule.Point {
 	byX := map[float64]*acc{}
 	var xs []float64
 	for _, l := range levels {
-		if l.invalid != "" || l.phase == "sustain" || l.tokS <= 0 {
+		if l.invalid != "" || l.phase == "sustain" || l.tokS <= 0 || queuedBelow(l) {
+			// A level the server queued at ran at what the server ran, not at
+			// its concurrency: it is no point of the curve there.
 			continue
 		}
 		a := byX[l.x]
@@ -144,13 +147,16 @@ func judgeSearch(cfg searchConfig, levels []searchLevel) searchState {
 	for i, l := range levels {
 		v := searchVerdict{failed: slices.Clone(l.failed), evidence: slices.Clone(l.evidence)}
 		switch {
-		case l.invalid != "" && len(l.failed) == 0 && l.queued > 0:
-			// Not run at its concurrency because the server queued: a batch limit
-			// at what it ran, below this level.
+		case queuedBelow(l):
+			// Not run at its concurrency because the server queued: a limit at
+			// what it ran, below this level (its batch, unless its KV cache is
+			// what the level's own failures name).
 			v.verdict = "fail"
-			v.failed = []string{"batch"}
-			v.evidence = []string{fmt.Sprintf("at %s the server ran at most %s requests at once while %.0f waited on average (its own counters): a batch limit at %s",
-				fmtX(l.x), fmtX(l.queued), l.waiting, fmtX(l.queued))}
+			if !slices.Contains(v.failed, "kv") {
+				v.failed = append([]string{"batch"}, v.failed...)
+				v.evidence = append([]string{fmt.Sprintf("at %s the server ran at most %s requests at once while %.0f waited on average (its own counters): a batch limit at %s",
+					fmtX(l.x), fmtX(l.queued), l.waiting, fmtX(l.queued))}, v.evidence...)
+			}
 			st.verdicts[i] = v
 			continue
 		case l.invalid != "" && len(l.failed) == 0 && invalidRun(levels[:i+1]) > cfg.maxReruns:
@@ -209,10 +215,17 @@ func (st searchState) kneeAtLo() bool {
 // boundAt is the lowest level a failing level shows to fail: itself, or for a
 // level the server queued at, the level above what it ran.
 func boundAt(l searchLevel) float64 {
-	if l.invalid != "" && len(l.failed) == 0 && l.queued > 0 && l.queued < l.x {
+	if queuedBelow(l) {
 		return math.Floor(l.queued) + 1
 	}
 	return l.x
+}
+
+// queuedBelow reports whether a level shows, by the server's own counters, that
+// the server ran fewer requests than the level offered while the rest waited: a
+// limit below the level, whether or not the level was valid.
+func queuedBelow(l searchLevel) bool {
+	return l.queued > 0 && l.queued < l.x && l.phase != "sustain"
 }
 
 // gainPerDoubling is the throughput gain from (x0, t0) to (x1, t1), x1 > x0,
@@ -255,7 +268,7 @@ func nextSearchLevel(cfg searchConfig, levels []searchLevel) searchMove {
 		}
 	}
 	// A level the server queued at shows its batch limit: step down to what it ran.
-	if last.queued > 0 && last.invalid != "" && len(last.failed) == 0 {
+	if queuedBelow(last) {
 		if q := math.Floor(last.queued); q >= 1 && q > st.lo && !tested(levels, q) {
 			return searchMove{x: q, phase: "down", scale: 1}
 		}

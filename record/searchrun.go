@@ -260,7 +260,7 @@ func (r *recorder) judgePending(ctx context.Context) error {
 				s.OwnFailed, s.OwnEvidence, s.Invalid = judgeLevel(r.opts.Criteria, l)
 				s.OutputTokS = l.OutputTokS
 				s.OutputTokSRelSE = relSE(l)
-				if s.Invalid != "" && !r.opts.RateAuto {
+				if !r.opts.RateAuto {
 					s.Queued, s.Waiting = queuedAt(l)
 				}
 			}

@@ -44,6 +44,8 @@ func assemble(binary []byte, s spec) (v1.Image, error) {
 		OS:           "linux",
 		Architecture: s.arch,
 		Created:      v1.Time{Time: s.created},
+		// docker load refuses any other type; the diff IDs are added with the layer.
+		RootFS: v1.RootFS{Type: "layers"},
 		Config: v1.Config{
 			Entrypoint: []string{binaryPath},
 			User:       user,

@@ -364,6 +364,12 @@ func checkJob(t *testing.T, r rendered, j *batchv1.Job, image string) {
 	if pod.HostNetwork || pod.HostPID || pod.HostIPC {
 		t.Errorf("Job %s shares a host namespace", j.Name)
 	}
+	for _, v := range pod.Volumes {
+		// The volume types Pod Security "restricted" admits that these pods need.
+		if v.ConfigMap == nil && v.EmptyDir == nil && v.PersistentVolumeClaim == nil {
+			t.Errorf("Job %s: volume %s is neither a ConfigMap, an emptyDir nor a claim", j.Name, v.Name)
+		}
+	}
 	psc := pod.SecurityContext
 	if psc == nil {
 		psc = &corev1.PodSecurityContext{}

@@ -504,3 +504,32 @@ func claims(t *testing.T, r rendered, spec corev1.PodSpec) []string {
 	}
 	return out
 }
+
+// TestDocsNameTheManifests: the cluster recipe of docs/sharding.md (not run:
+// it needs a cluster) names the objects and paths these manifests make.
+func TestDocsNameTheManifests(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "sharding.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	job := decodeStrict[batchv1.Job](t, "job.yaml")
+	merge := decodeStrict[batchv1.Job](t, "merge-job.yaml")
+	pvc := decodeStrict[corev1.PersistentVolumeClaim](t, "pvc.yaml")
+	secret := decodeStrict[corev1.Secret](t, "secret.example.yaml")
+	var out string
+	for _, a := range merge.Spec.Template.Spec.Containers[0].Args {
+		if o, ok := strings.CutPrefix(a, "--output="); ok {
+			out = path.Base(o)
+		}
+	}
+	for _, want := range []string{
+		"kubectl apply -k deploy/kind", "kubectl apply -k deploy/kubernetes",
+		"job/" + job.Name, "kubectl patch job " + merge.Name, "job/" + merge.Name,
+		"kubectl get pvc " + pvc.Name, "secret generic " + secret.Name + " --from-literal=api-key=",
+		"$dir/" + out, "ceiling report " + out,
+	} {
+		if !strings.Contains(string(doc), want) {
+			t.Errorf("docs/sharding.md does not say %q", want)
+		}
+	}
+}

@@ -8,10 +8,16 @@
 GO ?= go
 SAMPLE ?= samples/llamacpp-d768-4slots.parquet
 
-.PHONY: sample test vet build bench bench-analyze bench-analyze-scale sample-record
+.PHONY: sample test vet build image bench bench-analyze bench-analyze-scale sample-record
 
 build:
 	$(GO) build -o ceiling ./cmd/ceiling
+
+# The container image deploy/kubernetes runs, as an archive for docker load,
+# podman load or kind load image-archive (no daemon, no registry: deploy/image).
+IMAGE_ARCHIVE ?= ceiling-image.tar
+image:
+	$(GO) run ./deploy/image -o $(IMAGE_ARCHIVE) $(if $(IMAGE_TAG),--tag $(IMAGE_TAG))
 
 sample:
 	$(GO) run ./cmd/ceiling report $(SAMPLE) -o sample-report.html

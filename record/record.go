@@ -114,8 +114,8 @@ func Record(ctx context.Context, opts Options) (trace.RunInfo, error) {
 			return trace.RunInfo{}, err
 		}
 		defer lock.release()
-		if stale != 0 {
-			r.progress("the lock of %s was left by process %d, which is no longer running: taken over", opts.Output, stale)
+		if stale.pid != 0 {
+			r.progress("the lock of %s %s: taken over", opts.Output, stale)
 		}
 	}
 

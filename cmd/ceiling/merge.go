@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/ceiling-llm/ceiling/importer"
+	"github.com/ceiling-llm/ceiling/internal/atomicfile"
 	"github.com/ceiling-llm/ceiling/shard"
 	"github.com/ceiling-llm/ceiling/trace"
 	"github.com/spf13/pflag"
@@ -69,8 +70,8 @@ func runMerge(ctx context.Context, e env, args []string) int {
 			return h.usageError(e, fmt.Sprintf("-o %s is one of the inputs: write the merged run to another file", *out))
 		}
 	}
-	if _, err := os.Lstat(*out); err == nil && !*force {
-		fmt.Fprintf(e.stderr, "ceiling merge: %s exists: pass --force to replace it, or choose another -o\n", *out)
+	if err := checkMergeOutput(*out, names, *force); err != nil {
+		fmt.Fprintf(e.stderr, "ceiling merge: %v\n", err)
 		return exitFailed
 	}
 	foreign, err := foreignInputs(names)
@@ -107,6 +108,23 @@ func runMerge(ctx context.Context, e env, args []string) int {
 	}
 	fmt.Fprintf(e.stderr, "wrote %s: %d shards, %d levels, %d rows, %d findings\n", *out, len(ins), len(m.Info.Levels), len(m.Rows), len(m.Findings))
 	return exitOK
+}
+
+// checkMergeOutput applies the rule every writer follows (atomicfile.Guard) to
+// -o and to the metrics sidecar written beside it: never an input or its sidecar,
+// never anything but a regular file (a FIFO, a device such as /dev/null, a
+// symbolic link), even with --force; an existing file only with --force. The
+// sidecar is the output's own, so --force is not needed to replace it.
+func checkMergeOutput(out string, inputs []string, force bool) error {
+	g := atomicfile.Guard{Force: force}
+	for _, in := range inputs {
+		g.Inputs = append(g.Inputs, in, trace.MetricsPath(in))
+	}
+	if err := guardError(g.Check(out)); err != nil {
+		return err
+	}
+	g.Force = true
+	return guardError(g.Check(trace.MetricsPath(out)))
 }
 
 // foreignInputs says whether names are other tools' result files (true) or

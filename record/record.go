@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/ceiling-llm/ceiling/internal/atomicfile"
+	"github.com/ceiling-llm/ceiling/internal/safetext"
 	"github.com/ceiling-llm/ceiling/record/internal/client"
 	"github.com/ceiling-llm/ceiling/record/internal/probe"
 	"github.com/ceiling-llm/ceiling/record/internal/workload"
@@ -440,10 +441,13 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
-// progress prints one line to the progress writer.
+// progress prints one line to the progress writer. Its arguments may hold the
+// server's words (a model id, an error text, a warning quoting either), so the
+// whole message goes through safetext.Text: only the line breaks the format asks
+// for act on the terminal.
 func (r *recorder) progress(format string, args ...any) {
 	if r.opts.Progress != nil {
-		fmt.Fprintf(r.opts.Progress, format+"\n", args...)
+		fmt.Fprint(r.opts.Progress, safetext.Text(fmt.Sprintf(format, args...))+"\n")
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ceiling-llm/ceiling/importer"
 	"github.com/ceiling-llm/ceiling/internal/atomicfile"
+	"github.com/ceiling-llm/ceiling/internal/safetext"
 	"github.com/ceiling-llm/ceiling/shard"
 	"github.com/ceiling-llm/ceiling/trace"
 	"github.com/spf13/pflag"
@@ -62,7 +63,7 @@ func runMerge(ctx context.Context, e env, args []string) int {
 	}
 	names, err := expandShards(fs.Args())
 	if err != nil {
-		fmt.Fprintf(e.stderr, "ceiling merge: %v\n", err)
+		fmt.Fprintf(e.stderr, "ceiling merge: %s\n", errText(err))
 		return exitFailed
 	}
 	for _, in := range names {
@@ -71,12 +72,12 @@ func runMerge(ctx context.Context, e env, args []string) int {
 		}
 	}
 	if err := checkMergeOutput(*out, names, *force); err != nil {
-		fmt.Fprintf(e.stderr, "ceiling merge: %v\n", err)
+		fmt.Fprintf(e.stderr, "ceiling merge: %s\n", errText(err))
 		return exitFailed
 	}
 	foreign, err := foreignInputs(names)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "ceiling merge: %v\n", err)
+		fmt.Fprintf(e.stderr, "ceiling merge: %s\n", errText(err))
 		return exitFailed
 	}
 	if foreign {
@@ -89,21 +90,21 @@ func runMerge(ctx context.Context, e env, args []string) int {
 		}
 		in, err := shard.Read(name)
 		if err != nil {
-			fmt.Fprintf(e.stderr, "ceiling merge: %v\n", err)
+			fmt.Fprintf(e.stderr, "ceiling merge: %s\n", errText(err))
 			return exitFailed
 		}
 		ins = append(ins, in)
 	}
 	m, err := shard.Merge(ins)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "ceiling merge: %v\n", err)
+		fmt.Fprintf(e.stderr, "ceiling merge: %s\n", errText(err))
 		return exitFailed
 	}
 	for _, f := range m.Findings {
-		fmt.Fprintf(e.stderr, "warning: %s\n", f)
+		fmt.Fprintf(e.stderr, "warning: %s\n", safetext.Line(f.String()))
 	}
 	if err := m.Write(*out); err != nil {
-		fmt.Fprintf(e.stderr, "ceiling merge: %v\n", err)
+		fmt.Fprintf(e.stderr, "ceiling merge: %s\n", errText(err))
 		return exitFailed
 	}
 	fmt.Fprintf(e.stderr, "wrote %s: %d shards, %d levels, %d rows, %d findings\n", *out, len(ins), len(m.Info.Levels), len(m.Rows), len(m.Findings))
@@ -159,7 +160,7 @@ func mergeGenerators(ctx context.Context, e env, names []string, out string) int
 		if ctx.Err() != nil {
 			return exitInterrupted
 		}
-		fmt.Fprintf(e.stderr, "ceiling merge: %v\n", err)
+		fmt.Fprintf(e.stderr, "ceiling merge: %s\n", errText(err))
 		return exitFailed
 	}
 	gens := make([]shard.Generator, len(runs))
@@ -169,14 +170,14 @@ func mergeGenerators(ctx context.Context, e env, names []string, out string) int
 	}
 	m, err := shard.MergeGenerators(gens)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "ceiling merge: %v\n", err)
+		fmt.Fprintf(e.stderr, "ceiling merge: %s\n", errText(err))
 		return exitFailed
 	}
 	for _, f := range m.Findings {
-		fmt.Fprintf(e.stderr, "warning: %s\n", f)
+		fmt.Fprintf(e.stderr, "warning: %s\n", safetext.Line(f.String()))
 	}
 	if err := m.Write(out); err != nil {
-		fmt.Fprintf(e.stderr, "ceiling merge: %v\n", err)
+		fmt.Fprintf(e.stderr, "ceiling merge: %s\n", errText(err))
 		return exitFailed
 	}
 	fmt.Fprintf(e.stderr, "wrote %s: %d %s generators, %d levels, %d rows, %d findings\n", out, len(gens), m.Info.Source.Tool, len(m.Info.Levels), len(m.Rows), len(m.Findings))

@@ -65,6 +65,8 @@ func (r *recorder) warn(msg string) {
 	r.warned++
 	switch {
 	case r.warned <= maxWarnings:
+		// A warning may quote the server: it is stored as it is shown.
+		msg = safetext.Text(msg)
 		r.warnings = append(r.warnings, msg)
 		r.progress("warning: %s", msg)
 	case r.warned == maxWarnings+1:

@@ -153,7 +153,7 @@ func checkConfigKey(fs *pflag.FlagSet, v configValue, fromTrace bool) error {
 		// The value itself is not repeated: it may be a key.
 		return fmt.Errorf("%s: the value looks like an API key or token, which a config file never holds: export it and name the variable with api-key-env (default OPENAI_API_KEY)", v.key)
 	}
-	if isURLFlag(v.key) && hasPassword(v.value) {
+	if isURLFlag(v.key) && slices.ContainsFunc(strings.Split(v.value, ","), hasPassword) {
 		return fmt.Errorf("%s holds a password: give credentials with --%s on the command line, not in a file", v.key, v.key)
 	}
 	if v.key == configKeySecretEnv {
@@ -180,7 +180,7 @@ func looksSecret(v string) bool {
 }
 
 func hasPassword(raw string) bool {
-	u, err := url.Parse(raw)
+	u, err := url.Parse(strings.TrimSpace(raw))
 	if err != nil {
 		return strings.Contains(raw, "@") // unparsable: refuse what may hold user:pass@
 	}

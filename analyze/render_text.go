@@ -33,7 +33,7 @@ func Write(w io.Writer, a *Analysis, format string) error {
 		}
 		// Printed to a terminal by default: no raw C1 or bidi control (the values
 		// decode the same).
-		if _, err := w.Write(append(safetext.JSON(data), '\n')); err != nil {
+		if _, err := w.Write(append(safetext.Escaped(data), '\n')); err != nil {
 			return fmt.Errorf("writing the analysis as JSON: %w", err)
 		}
 		return nil

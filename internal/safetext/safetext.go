@@ -101,19 +101,21 @@ func isControl(r rune) bool {
 	return false
 }
 
-// JSON returns the JSON text b with every character that controls a terminal and
-// that encoding/json leaves raw (DEL, C1, the bidi controls) written as a \uXXXX
-// escape, so that JSON printed to a terminal cannot act on it. Those characters
-// occur only inside strings, where the escape decodes to the same character: the
-// values are unchanged. (encoding/json already escapes C0 and U+2028, U+2029.)
-func JSON(b []byte) []byte {
-	if isClean(string(b), false) {
+// Escaped returns b with every control character but tab, line feed and carriage
+// return (C0, DEL, C1, the bidi controls, U+2028, U+2029) written as a \uXXXX
+// escape: for JSON and HTML, where the raw character would act on a terminal that
+// shows the file or reorder the text a browser shows. Inside a JSON or JavaScript
+// string the escape decodes to the same character, so the data is unchanged
+// (encoding/json leaves DEL, C1 and the bidi controls raw); in HTML text it shows
+// as written.
+func Escaped(b []byte) []byte {
+	if !needsEscape(b) {
 		return b
 	}
 	out := make([]byte, 0, len(b)+16)
 	for i := 0; i < len(b); {
 		r, size := utf8.DecodeRune(b[i:])
-		if r == 0x7f || isControl(r) {
+		if escapedRune(r, size) {
 			out = fmt.Appendf(out, `\u%04x`, r)
 		} else {
 			out = append(out, b[i:i+size]...)
@@ -121,4 +123,24 @@ func JSON(b []byte) []byte {
 		i += size
 	}
 	return out
+}
+
+func needsEscape(b []byte) bool {
+	for i := 0; i < len(b); {
+		r, size := utf8.DecodeRune(b[i:])
+		if escapedRune(r, size) {
+			return true
+		}
+		i += size
+	}
+	return false
+}
+
+// escapedRune says whether Escaped writes r as an escape (an invalid byte is
+// left as it is: JSON and HTML writers produce none).
+func escapedRune(r rune, size int) bool {
+	if r == utf8.RuneError && size == 1 {
+		return false
+	}
+	return (r < 0x20 && r != '\t' && r != '\n' && r != '\r') || r == 0x7f || isControl(r)
 }

@@ -56,15 +56,15 @@ func TestNoControlSurvives(t *testing.T) {
 	}
 }
 
-// TestJSONKeepsValues: the escaped JSON decodes to the same value and holds none of
+// TestEscapedKeepsJSONValues: the escaped JSON decodes to the same value and holds none of
 // the controls raw.
-func TestJSONKeepsValues(t *testing.T) {
+func TestEscapedKeepsJSONValues(t *testing.T) {
 	in := map[string]string{"model": "m\u009b2J\u202eexe\x7f\u2066\x1b\n✓"}
 	raw, err := json.Marshal(in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := JSON(raw)
+	out := Escaped(raw)
 	for _, c := range []string{"\u009b", "\u202e", "\x7f", "\u2066", "\x1b"} {
 		if strings.Contains(string(out), c) {
 			t.Errorf("%q holds %q raw", out, c)
@@ -73,5 +73,15 @@ func TestJSONKeepsValues(t *testing.T) {
 	var back map[string]string
 	if err := json.Unmarshal(out, &back); err != nil || back["model"] != in["model"] {
 		t.Errorf("decoded %q (%v), want %q", back["model"], err, in["model"])
+	}
+}
+
+// TestEscapedHTML: raw controls in HTML text are written as escapes, the markup
+// itself and its line breaks left alone.
+func TestEscapedHTML(t *testing.T) {
+	in := "<p>m\x1b]0;t\x07\u202eexe</p>\r\n<td>\tok</td>"
+	want := `<p>m\u001b]0;t\u0007\u202eexe</p>` + "\r\n<td>\tok</td>"
+	if got := string(Escaped([]byte(in))); got != want {
+		t.Errorf("Escaped(%q) = %q, want %q", in, got, want)
 	}
 }

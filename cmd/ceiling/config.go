@@ -114,12 +114,32 @@ func (c *configFlags) apply(fs *pflag.FlagSet) (*runConfig, error) {
 		if fs.Changed(v.key) {
 			continue // the command line overrides the config
 		}
-		if err := fs.Set(v.key, v.value); err != nil {
+		if err := setConfigValue(fs, v); err != nil {
 			return nil, fmt.Errorf("%s: %s: %w", where, v.key, err)
 		}
 		rc.set = append(rc.set, v)
 	}
 	return &rc, nil
+}
+
+// setConfigValue sets a flag from a config value. A repeatable flag
+// (--gpu-metrics-url) gets each of the list's values: a config file's list
+// arrives as "a,b", a trace's stored value in the flag's own form "[a,b]"; set as
+// one value, either was one malformed URL.
+func setConfigValue(fs *pflag.FlagSet, v configValue) error {
+	if _, ok := fs.Lookup(v.key).Value.(pflag.SliceValue); !ok {
+		return fs.Set(v.key, v.value)
+	}
+	list := strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(v.value), "["), "]")
+	for _, item := range strings.Split(list, ",") {
+		if item = strings.TrimSpace(item); item == "" {
+			continue
+		}
+		if err := fs.Set(v.key, item); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // sets says whether the config set key (the command line did not override it).

@@ -103,3 +103,38 @@ func TestEveryURLFlagStoredWithoutCredentials(t *testing.T) {
 		t.Errorf("model stored as %q: a flag that takes no URL is stored as given", got["model"])
 	}
 }
+
+// A repeated URL flag survives a config: --config-from a trace recorded with two
+// --gpu-metrics-url (stored as [a,b]) and a --config file's list both give the
+// flag its two values; each was read as one malformed URL before.
+func TestGPUMetricsURLsFromConfig(t *testing.T) {
+	exporter := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte("DCGM_FI_DEV_POWER_USAGE{gpu=\"0\"} 300\n"))
+	}))
+	defer exporter.Close()
+	eng := enginetest.New(enginetest.Config{Model: "m", Kind: "vllm"})
+	defer eng.Close()
+	// Two names of one exporter: two nodes as far as the recorder can tell.
+	urls := []string{exporter.URL + "/metrics", strings.Replace(exporter.URL, "127.0.0.1", "localhost", 1) + "/metrics"}
+	dir := t.TempDir()
+	first := filepath.Join(dir, "first.parquet")
+	short := []string{"--concurrency", "1", "--requests-per-level", "2", "--prompt-tokens", "20", "--output-tokens", "4"}
+	mustRecord(t, append([]string{"--url", eng.URL(), "--gpu-metrics-url", urls[0], "--gpu-metrics-url", urls[1], "-o", first}, short...)...)
+	yaml := writeConfig(t, "sweep.yaml", "gpu-metrics-url: ["+urls[0]+", "+urls[1]+"]\n")
+	for name, args := range map[string][]string{
+		"--config-from a trace": {"--config-from", first},
+		"--config list":         append([]string{"--config", yaml}, short...),
+	} {
+		t.Run(name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "again.parquet")
+			mustRecord(t, append(args, "--url", eng.URL(), "-o", out)...)
+			info, err := trace.ReadInfo(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := info.Server.GPUMetricsURLs; len(got) != 2 || got[0] != urls[0] || got[1] != urls[1] {
+				t.Errorf("GPU exporters %q, want %q", got, urls)
+			}
+		})
+	}
+}

@@ -7,6 +7,8 @@ import (
 	"math"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/ceiling-llm/ceiling/internal/safetext"
 )
 
 // Output formats of `ceiling analyze`.
@@ -25,9 +27,13 @@ func Formats() []string { return []string{FormatText, FormatMarkdown, FormatJSON
 func Write(w io.Writer, a *Analysis, format string) error {
 	switch format {
 	case FormatJSON:
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(a); err != nil {
+		data, err := json.MarshalIndent(a, "", "  ")
+		if err != nil {
+			return fmt.Errorf("writing the analysis as JSON: %w", err)
+		}
+		// Printed to a terminal by default: no raw C1 or bidi control (the values
+		// decode the same).
+		if _, err := w.Write(append(safetext.Escaped(data), '\n')); err != nil {
 			return fmt.Errorf("writing the analysis as JSON: %w", err)
 		}
 		return nil
@@ -95,24 +101,26 @@ const mdSpecial = "\\`*_{}[]<>#|~&$!"
 // mdEscape makes server- or user-supplied text literal in Markdown: an unclosed
 // <!-- would hide the rest of the document, a <script> would run in renderers that
 // pass HTML, a | would split a table cell, a newline would start a heading or list.
-// Line breaks and tabs become spaces, other control characters U+FFFD (a terminal
-// escape sequence is not shown to whoever views the file in a terminal).
+// Line breaks and tabs become spaces, every character that controls a terminal or
+// the text's direction a visible escape (safetext.Line), so that a terminal escape
+// sequence or a bidi override does not act on whoever views the file.
 func mdEscape(s string) string { return escape(s, true) }
 
 // textSafe keeps server- or user-supplied text from rewriting or splitting the text
-// output: control characters (terminal escape sequences) become U+FFFD, line breaks
-// and tabs (which would break the aligned tables) spaces.
+// output: characters that control a terminal or the text's direction (escape
+// sequences, C1 controls, bidi overrides) become visible escapes, line breaks and
+// tabs (which would break the aligned tables) spaces: safetext.Line.
 func textSafe(s string) string { return escape(s, false) }
 
 func escape(s string, md bool) string {
+	s = safetext.Line(s)
+	if !md {
+		return s
+	}
 	var b strings.Builder
 	b.Grow(len(s) + len(s)/8)
 	for _, r := range s {
 		switch {
-		case r == '\n' || r == '\r' || r == '\t':
-			b.WriteByte(' ')
-		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0): // C0, DEL, C1
-			b.WriteRune('\uFFFD')
 		case md && r < 0x80 && strings.ContainsRune(mdSpecial, r):
 			b.WriteByte('\\')
 			b.WriteRune(r)

@@ -5,8 +5,10 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -79,5 +81,101 @@ func TestStaleLockTakenOver(t *testing.T) {
 	}
 	if !strings.Contains(progress.String(), "no longer running") {
 		t.Errorf("the stale lock is not mentioned:\n%s", progress.String())
+	}
+}
+
+// Issue 31 items 3 and 4: a lock path that is not a regular file is refused with
+// an error naming it, before anything is written or read through it. A symbolic
+// link was followed and its target truncated to the recorder's pid ("IMPORTANT
+// DATA" lost); a FIFO blocked the recorder forever before the probe.
+func TestLockPathNotRegularRefused(t *testing.T) {
+	const precious = "IMPORTANT DATA\n"
+	tests := []struct {
+		name     string
+		make     func(t *testing.T, lock string)
+		wantKind string
+	}{
+		{"symbolic link to a file", func(t *testing.T, lock string) {
+			target := filepath.Join(t.TempDir(), "precious.txt")
+			if err := os.WriteFile(target, []byte(precious), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(target, lock); err != nil {
+				t.Fatal(err)
+			}
+		}, "symbolic link"},
+		{"FIFO", func(t *testing.T, lock string) {
+			if err := syscall.Mkfifo(lock, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, "named pipe"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			eng := enginetest.New(enginetest.Config{Model: "m", Kind: "vllm"})
+			defer eng.Close()
+			o := baseOptions(t, eng.URL())
+			lock := LockPath(o.Output)
+			tt.make(t, lock)
+			done := make(chan error, 1)
+			go func() {
+				_, err := Record(context.Background(), o)
+				done <- err
+			}()
+			var err error
+			select {
+			case err = <-done:
+			case <-time.After(10 * time.Second):
+				t.Fatalf("the recorder still runs after 10 s with %s as its lock (it hangs)", tt.name)
+			}
+			if err == nil || !strings.Contains(err.Error(), lock) || !strings.Contains(err.Error(), tt.wantKind) {
+				t.Errorf("error %v, want a refusal naming %s and saying it is a %s", err, lock, tt.wantKind)
+			}
+			if n := len(eng.Log()); n != 0 {
+				t.Errorf("%d requests were sent before the refusal", n)
+			}
+			if st, err := os.Lstat(lock); err != nil || st.Mode().Type() == 0 {
+				t.Errorf("the lock path was replaced or removed: %v %v", st, err)
+			}
+			if tt.wantKind == "symbolic link" {
+				got, err := os.ReadFile(lock) // through the link: the target
+				if err != nil || string(got) != precious {
+					t.Errorf("the link's target holds %q (%v), want it unchanged: %q", got, err, precious)
+				}
+			}
+		})
+	}
+}
+
+// Issue 31 item 14: a lock file naming a process that is alive but does not hold
+// the lock (a reused pid, or a file copied from elsewhere) was reported as "left by
+// process N, which is no longer running". The message says what is true.
+func TestStaleLockOfLiveProcess(t *testing.T) {
+	eng := enginetest.New(enginetest.Config{Model: "m", Kind: "vllm"})
+	defer eng.Close()
+	alive := exec.Command("sleep", "60")
+	if err := alive.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		_ = alive.Process.Kill()
+		_ = alive.Wait()
+	}()
+	o := baseOptions(t, eng.URL())
+	pid := alive.Process.Pid
+	if err := os.WriteFile(LockPath(o.Output), []byte(strconv.Itoa(pid)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var progress bytes.Buffer
+	o.Progress = &progress
+	if _, err := Record(context.Background(), o); err != nil {
+		t.Fatalf("a stale lock naming live process %d stopped the run: %v", pid, err)
+	}
+	msg := progress.String()
+	if strings.Contains(msg, "no longer running") {
+		t.Errorf("process %d is running, but the message says it is not:\n%s", pid, msg)
+	}
+	if !strings.Contains(msg, "pid "+strconv.Itoa(pid)) && !strings.Contains(msg, "process "+strconv.Itoa(pid)) || !strings.Contains(msg, "does not hold") {
+		t.Errorf("the message does not say that process %d is alive but does not hold the lock:\n%s", pid, msg)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ceiling-llm/ceiling/internal/errtext"
+	"github.com/ceiling-llm/ceiling/internal/safetext"
 	"github.com/ceiling-llm/ceiling/trace"
 )
 
@@ -101,7 +102,8 @@ func (s *levelStats) add(row *trace.Row) {
 		case e != nil:
 			e.n++
 		case len(s.errorTexts) < errorTextKinds:
-			s.errorTexts[key] = &errorText{text: errtext.Clip(*row.Error, errorTextChars), n: 1}
+			// A resumed trace's rows may hold what an older recorder stored raw.
+			s.errorTexts[key] = &errorText{text: errtext.Clip(safetext.Line(*row.Error), errorTextChars), n: 1}
 		}
 		return
 	}

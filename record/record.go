@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/ceiling-llm/ceiling/internal/atomicfile"
+	"github.com/ceiling-llm/ceiling/internal/safetext"
 	"github.com/ceiling-llm/ceiling/record/internal/client"
 	"github.com/ceiling-llm/ceiling/record/internal/probe"
 	"github.com/ceiling-llm/ceiling/record/internal/workload"
@@ -64,6 +65,8 @@ func (r *recorder) warn(msg string) {
 	r.warned++
 	switch {
 	case r.warned <= maxWarnings:
+		// A warning may quote the server: it is stored as it is shown.
+		msg = safetext.Text(msg)
 		r.warnings = append(r.warnings, msg)
 		r.progress("warning: %s", msg)
 	case r.warned == maxWarnings+1:
@@ -114,8 +117,8 @@ func Record(ctx context.Context, opts Options) (trace.RunInfo, error) {
 			return trace.RunInfo{}, err
 		}
 		defer lock.release()
-		if stale != 0 {
-			r.progress("the lock of %s was left by process %d, which is no longer running: taken over", opts.Output, stale)
+		if stale.pid != 0 {
+			r.progress("the lock of %s %s: taken over", opts.Output, stale)
 		}
 	}
 
@@ -440,10 +443,13 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
-// progress prints one line to the progress writer.
+// progress prints one line to the progress writer. Its arguments may hold the
+// server's words (a model id, an error text, a warning quoting either), so the
+// whole message goes through safetext.Text: only the line breaks the format asks
+// for act on the terminal.
 func (r *recorder) progress(format string, args ...any) {
 	if r.opts.Progress != nil {
-		fmt.Fprintf(r.opts.Progress, format+"\n", args...)
+		fmt.Fprint(r.opts.Progress, safetext.Text(fmt.Sprintf(format, args...))+"\n")
 	}
 }
 

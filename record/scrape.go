@@ -49,7 +49,7 @@ func scrape(ctx context.Context, c *client.Client, url string, ts int64) ([]trac
 	samples, _ := prom.Parse(bytes.NewReader(body))
 	out := make([]trace.MetricSample, len(samples))
 	for i, s := range samples {
-		out[i] = trace.MetricSample{TsNs: ts, Name: s.Name, Labels: c.Redact(s.Labels), Value: s.Value}
+		out[i] = trace.MetricSample{TsNs: ts, Name: s.Name, Labels: c.RedactSecrets(s.Labels), Value: s.Value}
 	}
 	return out, nil
 }

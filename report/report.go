@@ -1,7 +1,6 @@
 package report
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ceiling-llm/ceiling/analyze"
+	"github.com/ceiling-llm/ceiling/internal/safetext"
 )
 
 // Options control how a report is written. The zero value is usable.
@@ -37,11 +37,15 @@ func Write(w io.Writer, a *analyze.Analysis, opt Options) error {
 	if err != nil {
 		return err
 	}
-	bw := bufio.NewWriterSize(w, 64<<10)
-	if err := pageTemplate.Execute(bw, p); err != nil {
+	var page bytes.Buffer
+	if err := pageTemplate.Execute(&page, p); err != nil {
 		return fmt.Errorf("report: rendering page: %w", err)
 	}
-	if err := bw.Flush(); err != nil {
+	// The template escapes markup but leaves control characters a server or a file
+	// put in its strings (a bidi override reorders what the reader sees, an escape
+	// sequence acts on a terminal that shows the file): they are written as \uXXXX,
+	// shown as such in the text and decoded back to the same data in the JSON.
+	if _, err := w.Write(safetext.Escaped(page.Bytes())); err != nil {
 		return fmt.Errorf("report: writing page: %w", err)
 	}
 	return nil

@@ -3,6 +3,7 @@ package shard
 import (
 	"fmt"
 	"strconv"
+	"strings"
 )
 
 // Environment variables of a Kubernetes Indexed Job: Kubernetes sets
@@ -34,4 +35,30 @@ func FromEnv(getenv func(string) string) (s Spec, ok bool, err error) {
 	}
 	s = Spec{Index: i, Count: n}
 	return s, true, s.Validate()
+}
+
+// Disagreement says how the environment of a Kubernetes Indexed Job differs from
+// an explicit shard, "" when it does not. The explicit shard wins (an Indexed Job
+// sets JOB_COMPLETION_INDEX in every pod, whether or not its count is set), but a
+// difference is worth a warning: pods of one Job given one --shard would all run
+// the same share. A variable that is unset does not disagree.
+func Disagreement(explicit Spec, getenv func(string) string) string {
+	var diffs []string
+	for _, v := range []struct {
+		name string
+		want int
+	}{{EnvIndex, explicit.Index}, {EnvCount, explicit.Count}} {
+		s := getenv(v.name)
+		if s == "" {
+			continue
+		}
+		n, err := strconv.Atoi(s)
+		switch {
+		case err != nil:
+			diffs = append(diffs, fmt.Sprintf("%s=%q (not a whole number)", v.name, s))
+		case n != v.want:
+			diffs = append(diffs, fmt.Sprintf("%s=%d", v.name, n))
+		}
+	}
+	return strings.Join(diffs, " and ")
 }

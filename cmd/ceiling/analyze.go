@@ -59,7 +59,7 @@ func runAnalyze(ctx context.Context, e env, args []string) int {
 		return h.usageError(e, err.Error())
 	}
 	if err := checkOutput(*out, fs.Args(), *force); err != nil {
-		fmt.Fprintf(e.stderr, "ceiling analyze: %v\n", err)
+		fmt.Fprintf(e.stderr, "ceiling analyze: %s\n", errText(err))
 		return exitFailed
 	}
 
@@ -69,11 +69,11 @@ func runAnalyze(ctx context.Context, e env, args []string) int {
 	}
 	var buf bytes.Buffer
 	if err := analyze.Write(&buf, a, *format); err != nil {
-		fmt.Fprintf(e.stderr, "ceiling analyze: %v\n", err)
+		fmt.Fprintf(e.stderr, "ceiling analyze: %s\n", errText(err))
 		return exitFailed
 	}
 	if err := writeAnalysisOutput(e, *out, buf.Bytes()); err != nil {
-		fmt.Fprintf(e.stderr, "ceiling analyze: %v\n", err)
+		fmt.Fprintf(e.stderr, "ceiling analyze: %s\n", errText(err))
 		return exitFailed
 	}
 	return exitOK

@@ -114,12 +114,32 @@ func (c *configFlags) apply(fs *pflag.FlagSet) (*runConfig, error) {
 		if fs.Changed(v.key) {
 			continue // the command line overrides the config
 		}
-		if err := fs.Set(v.key, v.value); err != nil {
+		if err := setConfigValue(fs, v); err != nil {
 			return nil, fmt.Errorf("%s: %s: %w", where, v.key, err)
 		}
 		rc.set = append(rc.set, v)
 	}
 	return &rc, nil
+}
+
+// setConfigValue sets a flag from a config value. A repeatable flag
+// (--gpu-metrics-url) gets each of the list's values: a config file's list
+// arrives as "a,b", a trace's stored value in the flag's own form "[a,b]"; set as
+// one value, either was one malformed URL.
+func setConfigValue(fs *pflag.FlagSet, v configValue) error {
+	if _, ok := fs.Lookup(v.key).Value.(pflag.SliceValue); !ok {
+		return fs.Set(v.key, v.value)
+	}
+	list := strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(v.value), "["), "]")
+	for _, item := range strings.Split(list, ",") {
+		if item = strings.TrimSpace(item); item == "" {
+			continue
+		}
+		if err := fs.Set(v.key, item); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // sets says whether the config set key (the command line did not override it).
@@ -153,7 +173,7 @@ func checkConfigKey(fs *pflag.FlagSet, v configValue, fromTrace bool) error {
 		// The value itself is not repeated: it may be a key.
 		return fmt.Errorf("%s: the value looks like an API key or token, which a config file never holds: export it and name the variable with api-key-env (default OPENAI_API_KEY)", v.key)
 	}
-	if (v.key == "url" || v.key == "metrics-url") && hasPassword(v.value) {
+	if isURLFlag(v.key) && slices.ContainsFunc(strings.Split(v.value, ","), hasPassword) {
 		return fmt.Errorf("%s holds a password: give credentials with --%s on the command line, not in a file", v.key, v.key)
 	}
 	if v.key == configKeySecretEnv {
@@ -180,7 +200,7 @@ func looksSecret(v string) bool {
 }
 
 func hasPassword(raw string) bool {
-	u, err := url.Parse(raw)
+	u, err := url.Parse(strings.TrimSpace(raw))
 	if err != nil {
 		return strings.Contains(raw, "@") // unparsable: refuse what may hold user:pass@
 	}
@@ -436,16 +456,37 @@ func givenConfig(fs *pflag.FlagSet) map[string]string {
 		if slices.Contains(configKeysNotStored, f.Name) {
 			return
 		}
-		v := f.Value.String()
-		if f.Name == "url" || f.Name == "metrics-url" {
-			v = urlcred.Strip(v)
-		}
-		out[f.Name] = v
+		out[f.Name] = storedValue(f)
 	})
 	if f := fs.Lookup("seed"); f != nil {
 		out["seed"] = f.Value.String()
 	}
 	return out
+}
+
+// isURLFlag says whether a flag takes URLs. Every such flag is named url or ends in
+// -url (url, metrics-url, gpu-metrics-url), so that one rule covers them all: their
+// values are stored only through urlcred.Strip, and a config may not give them a
+// password.
+func isURLFlag(name string) bool { return name == "url" || strings.HasSuffix(name, "-url") }
+
+// storedValue is a flag's value as a trace's config keeps it: each value of a URL
+// flag without its credentials (user:password@, query, fragment), in the flag's
+// own form (a repeated flag's list as [a,b]).
+func storedValue(f *pflag.Flag) string {
+	if !isURLFlag(f.Name) {
+		return f.Value.String()
+	}
+	sv, ok := f.Value.(pflag.SliceValue)
+	if !ok {
+		return urlcred.Strip(f.Value.String())
+	}
+	vals := sv.GetSlice()
+	stripped := make([]string, len(vals))
+	for i, v := range vals {
+		stripped[i] = urlcred.Strip(v)
+	}
+	return "[" + strings.Join(stripped, ",") + "]"
 }
 
 // blame adds to a usage message naming --KEY where KEY came from the config, so a

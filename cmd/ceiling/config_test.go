@@ -149,6 +149,8 @@ func TestRecordConfigErrors(t *testing.T) {
 		{"key in api-key-env", "sweep.json", `{"concurrency": [1], "api-key-env": "sk-cfg-secret"}`, nil, "api-key-env: the value looks like an API key"},
 		{"bearer in notes", "sweep.yaml", "concurrency: [1]\nnotes: Bearer abc.def\n", nil, "notes: the value looks like an API key"},
 		{"password in url", "sweep.yaml", "url: http://u:pw-cfg-secret@127.0.0.1:1\nconcurrency: [1]\n", nil, "url holds a password: give credentials with --url on the command line"},
+		// Issue 31 item 1: every URL flag follows the rule, each value of a list too.
+		{"password in gpu-metrics-url", "sweep.yaml", "concurrency: [1]\ngpu-metrics-url: [http://a:9400/metrics, http://u:pw-cfg-secret@b:9400/metrics]\n", nil, "gpu-metrics-url holds a password: give credentials with --gpu-metrics-url on the command line"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

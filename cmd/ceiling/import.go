@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/ceiling-llm/ceiling/internal/atomicfile"
+	"github.com/ceiling-llm/ceiling/internal/safetext"
 	"slices"
 	"strings"
 
@@ -75,7 +76,7 @@ func runImport(ctx context.Context, e env, args []string) int {
 	}
 
 	if err := guardError((atomicfile.Guard{Inputs: fs.Args(), Force: *force}).Check(*out)); err != nil {
-		fmt.Fprintf(e.stderr, "ceiling import: %v\n", err)
+		fmt.Fprintf(e.stderr, "ceiling import: %s\n", errText(err))
 		return exitFailed
 	}
 	if code, done := importPrediction(e, fs.Args(), *out); done {
@@ -83,11 +84,11 @@ func runImport(ctx context.Context, e env, args []string) int {
 	}
 	run, err := importer.Import(ctx, fs.Args(), importer.Options{From: *from, RunID: *runID})
 	if err != nil {
-		fmt.Fprintf(e.stderr, "ceiling import: %v\n", err)
+		fmt.Fprintf(e.stderr, "ceiling import: %s\n", errText(err))
 		return exitFailed
 	}
 	if err := importer.WriteFile(*out, run, importer.WriteOptions{RunID: *runID, Version: version}); err != nil {
-		fmt.Fprintf(e.stderr, "ceiling import: %v\n", err)
+		fmt.Fprintf(e.stderr, "ceiling import: %s\n", errText(err))
 		return exitFailed
 	}
 	requests := 0
@@ -104,7 +105,7 @@ func runImport(ctx context.Context, e env, args []string) int {
 		fmt.Fprintf(e.stderr, "  not in the source: %s\n", m)
 	}
 	for _, w := range run.Warnings {
-		fmt.Fprintf(e.stderr, "  warning: %s\n", w)
+		fmt.Fprintf(e.stderr, "  warning: %s\n", safetext.Line(w))
 	}
 
 	runs, err := analyzeTrace(ctx, *out, analyze.Options{TimelineLevel: -1})

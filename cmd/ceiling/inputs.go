@@ -99,12 +99,12 @@ func analyzeTrace(ctx context.Context, name string, opt analyze.Options) ([]anal
 func analyzeGiven(ctx context.Context, e env, h help, names, predicted []string, opt analyze.Options) (a *analyze.Analysis, code int, ok bool) {
 	args, sums, err := splitSummaries(names)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "ceiling %s: %v\n", h.name, err)
+		fmt.Fprintf(e.stderr, "ceiling %s: %s\n", h.name, errText(err))
 		return nil, exitFailed, false
 	}
 	runs, preds, err := splitPredictions(args, predicted)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "ceiling %s: %v\n", h.name, err)
+		fmt.Fprintf(e.stderr, "ceiling %s: %s\n", h.name, errText(err))
 		return nil, exitFailed, false
 	}
 	if len(runs) == 0 && len(sums) > 0 && len(preds) == 0 {
@@ -115,7 +115,7 @@ func analyzeGiven(ctx context.Context, e env, h help, names, predicted []string,
 	}
 	a, err = analyzeInputs(ctx, runs, opt, e.stderr)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "ceiling %s: %v\n", h.name, flagError(err))
+		fmt.Fprintf(e.stderr, "ceiling %s: %s\n", h.name, errText(flagError(err)))
 		return nil, exitFailed, false
 	}
 	attachPredictions(a, opt, preds)

@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/ceiling-llm/ceiling/importer"
+	"github.com/ceiling-llm/ceiling/internal/atomicfile"
+	"github.com/ceiling-llm/ceiling/internal/safetext"
 	"github.com/ceiling-llm/ceiling/shard"
 	"github.com/ceiling-llm/ceiling/trace"
 	"github.com/spf13/pflag"
@@ -61,7 +63,7 @@ func runMerge(ctx context.Context, e env, args []string) int {
 	}
 	names, err := expandShards(fs.Args())
 	if err != nil {
-		fmt.Fprintf(e.stderr, "ceiling merge: %v\n", err)
+		fmt.Fprintf(e.stderr, "ceiling merge: %s\n", errText(err))
 		return exitFailed
 	}
 	for _, in := range names {
@@ -69,13 +71,13 @@ func runMerge(ctx context.Context, e env, args []string) int {
 			return h.usageError(e, fmt.Sprintf("-o %s is one of the inputs: write the merged run to another file", *out))
 		}
 	}
-	if _, err := os.Lstat(*out); err == nil && !*force {
-		fmt.Fprintf(e.stderr, "ceiling merge: %s exists: pass --force to replace it, or choose another -o\n", *out)
+	if err := checkMergeOutput(*out, names, *force); err != nil {
+		fmt.Fprintf(e.stderr, "ceiling merge: %s\n", errText(err))
 		return exitFailed
 	}
 	foreign, err := foreignInputs(names)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "ceiling merge: %v\n", err)
+		fmt.Fprintf(e.stderr, "ceiling merge: %s\n", errText(err))
 		return exitFailed
 	}
 	if foreign {
@@ -88,25 +90,42 @@ func runMerge(ctx context.Context, e env, args []string) int {
 		}
 		in, err := shard.Read(name)
 		if err != nil {
-			fmt.Fprintf(e.stderr, "ceiling merge: %v\n", err)
+			fmt.Fprintf(e.stderr, "ceiling merge: %s\n", errText(err))
 			return exitFailed
 		}
 		ins = append(ins, in)
 	}
 	m, err := shard.Merge(ins)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "ceiling merge: %v\n", err)
+		fmt.Fprintf(e.stderr, "ceiling merge: %s\n", errText(err))
 		return exitFailed
 	}
 	for _, f := range m.Findings {
-		fmt.Fprintf(e.stderr, "warning: %s\n", f)
+		fmt.Fprintf(e.stderr, "warning: %s\n", safetext.Line(f.String()))
 	}
 	if err := m.Write(*out); err != nil {
-		fmt.Fprintf(e.stderr, "ceiling merge: %v\n", err)
+		fmt.Fprintf(e.stderr, "ceiling merge: %s\n", errText(err))
 		return exitFailed
 	}
 	fmt.Fprintf(e.stderr, "wrote %s: %d shards, %d levels, %d rows, %d findings\n", *out, len(ins), len(m.Info.Levels), len(m.Rows), len(m.Findings))
 	return exitOK
+}
+
+// checkMergeOutput applies the rule every writer follows (atomicfile.Guard) to
+// -o and to the metrics sidecar written beside it: never an input or its sidecar,
+// never anything but a regular file (a FIFO, a device such as /dev/null, a
+// symbolic link), even with --force; an existing file only with --force. The
+// sidecar is the output's own, so --force is not needed to replace it.
+func checkMergeOutput(out string, inputs []string, force bool) error {
+	g := atomicfile.Guard{Force: force}
+	for _, in := range inputs {
+		g.Inputs = append(g.Inputs, in, trace.MetricsPath(in))
+	}
+	if err := guardError(g.Check(out)); err != nil {
+		return err
+	}
+	g.Force = true
+	return guardError(g.Check(trace.MetricsPath(out)))
 }
 
 // foreignInputs says whether names are other tools' result files (true) or
@@ -141,7 +160,7 @@ func mergeGenerators(ctx context.Context, e env, names []string, out string) int
 		if ctx.Err() != nil {
 			return exitInterrupted
 		}
-		fmt.Fprintf(e.stderr, "ceiling merge: %v\n", err)
+		fmt.Fprintf(e.stderr, "ceiling merge: %s\n", errText(err))
 		return exitFailed
 	}
 	gens := make([]shard.Generator, len(runs))
@@ -151,14 +170,14 @@ func mergeGenerators(ctx context.Context, e env, names []string, out string) int
 	}
 	m, err := shard.MergeGenerators(gens)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "ceiling merge: %v\n", err)
+		fmt.Fprintf(e.stderr, "ceiling merge: %s\n", errText(err))
 		return exitFailed
 	}
 	for _, f := range m.Findings {
-		fmt.Fprintf(e.stderr, "warning: %s\n", f)
+		fmt.Fprintf(e.stderr, "warning: %s\n", safetext.Line(f.String()))
 	}
 	if err := m.Write(out); err != nil {
-		fmt.Fprintf(e.stderr, "ceiling merge: %v\n", err)
+		fmt.Fprintf(e.stderr, "ceiling merge: %s\n", errText(err))
 		return exitFailed
 	}
 	fmt.Fprintf(e.stderr, "wrote %s: %d %s generators, %d levels, %d rows, %d findings\n", out, len(gens), m.Info.Source.Tool, len(m.Info.Levels), len(m.Rows), len(m.Findings))

@@ -75,7 +75,7 @@ func runPlan(ctx context.Context, e env, args []string) int {
 	}
 	dep, err := capacity.NewDeployment(cf.modelConfig, cf.budgetInput())
 	if err != nil {
-		fmt.Fprintf(e.stderr, "ceiling plan: %v\n", err)
+		fmt.Fprintf(e.stderr, "ceiling plan: %s\n", errText(err))
 		return exitFailed
 	}
 	cfg := dep.Config

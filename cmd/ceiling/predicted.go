@@ -67,7 +67,7 @@ func importPrediction(e env, files []string, out string) (code int, done bool) {
 		}
 		p, err := importer.ReadPrediction(f)
 		if err != nil {
-			fmt.Fprintf(e.stderr, "ceiling import: %v\n", err)
+			fmt.Fprintf(e.stderr, "ceiling import: %s\n", errText(err))
 			return exitFailed, true
 		}
 		preds = append(preds, p)
@@ -85,7 +85,7 @@ func importPrediction(e env, files []string, out string) (code int, done bool) {
 		err = atomicfile.WriteBytes(out, append(data, '\n'))
 	}
 	if err != nil {
-		fmt.Fprintf(e.stderr, "ceiling import: %v\n", err)
+		fmt.Fprintf(e.stderr, "ceiling import: %s\n", errText(err))
 		return exitFailed, true
 	}
 	p := preds[0]

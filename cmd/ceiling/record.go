@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ceiling-llm/ceiling/internal/safetext"
 	"github.com/ceiling-llm/ceiling/internal/urlcred"
 	"github.com/ceiling-llm/ceiling/record"
 	"github.com/ceiling-llm/ceiling/shard"
@@ -268,9 +269,9 @@ func runRecord(ctx context.Context, e env, args []string) int {
 			errs += l.Errors
 		}
 		fmt.Fprintf(e.stderr, "wrote %s: %d levels, %d measured requests, %d errors (%s)\n",
-			where, len(info.Levels), requests, errs, info.StopReason)
+			where, len(info.Levels), requests, errs, safetext.Line(info.StopReason))
 		if info.Search != nil && !info.Search.Done {
-			fmt.Fprintf(e.stderr, "%s\n", info.Search.Answer)
+			fmt.Fprintf(e.stderr, "%s\n", safetext.Text(info.Search.Answer))
 		}
 	}
 	if err == nil && allFailed(info) {
@@ -279,7 +280,7 @@ func runRecord(ctx context.Context, e env, args []string) int {
 		return exitFailed
 	}
 	if err != nil {
-		fmt.Fprintf(e.stderr, "ceiling record: %v\n", recordError(err))
+		fmt.Fprintf(e.stderr, "ceiling record: %s\n", errText(recordError(err)))
 		if errors.Is(err, record.ErrInterrupted) {
 			return exitInterrupted
 		}

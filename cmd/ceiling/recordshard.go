@@ -13,18 +13,30 @@ import (
 // shardOptions fills the sharding part of record's options from --shard (or a
 // Kubernetes Indexed Job's environment), --start-at, --schedule-gap and --run-id.
 func shardOptions(e env, fs *pflag.FlagSet, o *record.Options, shardFlag, startAt string, gap time.Duration, runID string, usageErr func(string) int) (int, bool) {
-	sp, fromEnv, err := shard.FromEnv(e.getenv)
-	if err != nil {
-		return usageErr(err.Error()), false
-	}
+	var sp shard.Spec
 	if shardFlag != "" {
+		// An explicit --shard wins over the environment, which an Indexed Job sets
+		// whether or not the flag is given; a difference is said, not refused.
+		var err error
 		if sp, err = shard.Parse(shardFlag); err != nil {
 			return usageErr("--shard: " + err.Error()), false
 		}
-	} else if !fromEnv {
-		sp = shard.Spec{}
+		if d := shard.Disagreement(sp, e.getenv); d != "" {
+			fmt.Fprintf(e.stderr, "warning: --shard %s is used, but the environment says %s (a Kubernetes Indexed Job's): the flag wins; check that each pod runs its own shard\n", sp, d)
+		}
+	} else {
+		env, fromEnv, err := shard.FromEnv(e.getenv)
+		if err != nil {
+			return usageErr(err.Error()), false
+		}
+		if fromEnv {
+			sp = env
+		}
 	}
 	o.Shard = sp
+	// {shard} in -o is the shard's index; a run that is not split is shard 0 of 1,
+	// so the same -o serves a one-pod Job and a local run.
+	o.Output = strings.ReplaceAll(o.Output, "{shard}", fmt.Sprint(sp.Index))
 	if startAt != "" {
 		t, err := time.Parse(time.RFC3339, strings.TrimSpace(startAt))
 		if err != nil {
@@ -44,9 +56,6 @@ func shardOptions(e env, fs *pflag.FlagSet, o *record.Options, shardFlag, startA
 			return usageErr("a shard needs --run-id or --start-at: the shards of one sweep must share a run id (--start-at derives it from the start time)"), false
 		}
 		o.RunID = "sharded-" + o.Schedule.Start.UTC().Format("20060102T150405Z")
-	}
-	if strings.Contains(o.Output, "{shard}") {
-		o.Output = strings.ReplaceAll(o.Output, "{shard}", fmt.Sprint(sp.Index))
 	}
 	// One scraper: counters scraped by every shard would be stored N times.
 	if sp.Index > 0 && !fs.Changed("metrics-url") {

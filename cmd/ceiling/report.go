@@ -54,7 +54,7 @@ func runReport(ctx context.Context, e env, args []string) int {
 		return h.usageError(e, err.Error())
 	}
 	if err := checkOutput(*out, fs.Args(), *force); err != nil {
-		fmt.Fprintf(e.stderr, "ceiling report: %v\n", err)
+		fmt.Fprintf(e.stderr, "ceiling report: %s\n", errText(err))
 		return exitFailed
 	}
 
@@ -65,18 +65,18 @@ func runReport(ctx context.Context, e env, args []string) int {
 	var buf bytes.Buffer
 	ropt := report.Options{Title: *title, GeneratedAt: time.Now(), Tool: "ceiling " + version}
 	if err := report.Write(&buf, a, ropt); err != nil {
-		fmt.Fprintf(e.stderr, "ceiling report: %v\n", err)
+		fmt.Fprintf(e.stderr, "ceiling report: %s\n", errText(err))
 		return exitFailed
 	}
 	if *out == "-" {
 		if _, err := e.stdout.Write(buf.Bytes()); err != nil {
-			fmt.Fprintf(e.stderr, "ceiling report: writing stdout: %v\n", err)
+			fmt.Fprintf(e.stderr, "ceiling report: writing stdout: %s\n", errText(err))
 			return exitFailed
 		}
 		return exitOK
 	}
 	if err := atomicfile.WriteBytes(*out, buf.Bytes()); err != nil {
-		fmt.Fprintf(e.stderr, "ceiling report: %v\n", err)
+		fmt.Fprintf(e.stderr, "ceiling report: %s\n", errText(err))
 		return exitFailed
 	}
 	fmt.Fprintf(e.stderr, "ceiling report: wrote %s (%d KB)\n", *out, (buf.Len()+1023)/1024)

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/ceiling-llm/ceiling/analyze"
+	"github.com/ceiling-llm/ceiling/internal/safetext"
 	"github.com/ceiling-llm/ceiling/shard"
 	"github.com/ceiling-llm/ceiling/trace"
 )
@@ -71,7 +72,7 @@ func analyzeShards(ctx context.Context, names []string, opt analyze.Options, war
 		return nil, fmt.Errorf("merging the shards %s: %w", strings.Join(names, ", "), err)
 	}
 	for _, f := range m.Findings {
-		fmt.Fprintf(warn, "warning: %s\n", f)
+		fmt.Fprintf(warn, "warning: %s\n", safetext.Line(f.String()))
 	}
 	dir, err := os.MkdirTemp("", "ceiling-shards-")
 	if err != nil {

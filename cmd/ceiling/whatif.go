@@ -103,7 +103,7 @@ func runWhatIf(ctx context.Context, e env, args []string) int {
 	}
 	var buf bytes.Buffer
 	if err := analyze.WriteWhatIf(&buf, results, full, *format); err != nil {
-		fmt.Fprintf(e.stderr, "ceiling whatif: %v\n", err)
+		fmt.Fprintf(e.stderr, "ceiling whatif: %s\n", errText(err))
 		return exitFailed
 	}
 	if _, err := e.stdout.Write(buf.Bytes()); err != nil {

@@ -20,7 +20,15 @@ const TempSuffix = ".inprogress"
 // then fsyncs it, renames it over path and fsyncs the directory, so that the rename
 // survives a power loss. On error the temporary file is removed and path is left
 // as it was. The file gets mode 0644.
+//
+// Anything at path but a regular file (a symbolic link, a FIFO, a device such as
+// /dev/null, a socket, a directory) is never replaced, whatever the caller checked
+// (Guard.Check) or was told (--force): it is looked at before the temporary file
+// is made and again just before the rename.
 func Write(path string, write func(w io.Writer) error) error {
+	if err := replaceable(path); err != nil {
+		return err
+	}
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
@@ -49,11 +57,24 @@ func Write(path string, write func(w io.Writer) error) error {
 		os.Remove(tmp)
 		return fmt.Errorf("closing %s: %w", path, err)
 	}
+	if err := replaceable(path); err != nil {
+		os.Remove(tmp)
+		return err
+	}
 	if err := os.Rename(tmp, path); err != nil {
 		os.Remove(tmp)
 		return fmt.Errorf("renaming onto %s: %w", path, err)
 	}
 	return SyncDir(dir)
+}
+
+// replaceable refuses a path that exists and is not a regular file.
+func replaceable(path string) error {
+	fi, err := os.Lstat(path)
+	if err != nil || fi.Mode().IsRegular() {
+		return nil // a missing path is created; another error is the write's to report
+	}
+	return fmt.Errorf("cannot write %s: it is %s, not a regular file, and is never replaced (choose another output path)", path, kind(fi.Mode()))
 }
 
 // WriteBytes writes data to path atomically, as Write does.

@@ -5,6 +5,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -77,5 +79,58 @@ func assertOnly(t *testing.T, dir, name string) {
 			names = append(names, e.Name())
 		}
 		t.Errorf("directory holds %v, want only %s", names, name)
+	}
+}
+
+// Issue 31 item 6: whatever a command checked before, the write itself never
+// replaces anything but a regular file (merge --force turned a FIFO into a
+// regular file; as root, /dev/null would have been replaced).
+func TestWriteNeverReplacesSpecialFiles(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo.parquet")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	victim := filepath.Join(dir, "victim.txt")
+	if err := os.WriteFile(victim, []byte("keep me"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link.html")
+	if err := os.Symlink(victim, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		path, wantKind string
+	}{
+		{fifo, "named pipe"},
+		{link, "symbolic link"},
+		{os.DevNull, "device"},
+	} {
+		before, err := os.Lstat(tt.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = WriteBytes(tt.path, []byte("new"))
+		if err == nil || !strings.Contains(err.Error(), tt.path) || !strings.Contains(err.Error(), tt.wantKind) {
+			t.Errorf("writing %s: %v, want a refusal naming it as %s", tt.path, err, tt.wantKind)
+		}
+		after, err := os.Lstat(tt.path)
+		if err != nil || after.Mode() != before.Mode() || !os.SameFile(before, after) {
+			t.Errorf("%s was replaced: mode %v, was %v (%v)", tt.path, after.Mode(), before.Mode(), err)
+		}
+	}
+	if got, _ := os.ReadFile(victim); string(got) != "keep me" {
+		t.Errorf("the symlink's target holds %q", got)
+	}
+	assertNoTemp(t, dir)
+	assertNoTemp(t, filepath.Dir(os.DevNull))
+}
+
+// assertNoTemp checks that dir holds no temporary file of a write.
+func assertNoTemp(t *testing.T, dir string) {
+	t.Helper()
+	tmps, _ := filepath.Glob(filepath.Join(dir, "*"+TempSuffix))
+	if len(tmps) > 0 {
+		t.Errorf("temporary files left: %v", tmps)
 	}
 }

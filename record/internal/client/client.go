@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ceiling-llm/ceiling/internal/safetext"
 	"github.com/ceiling-llm/ceiling/internal/urlcred"
 	"github.com/ceiling-llm/ceiling/record/internal/sse"
 )
@@ -248,19 +249,27 @@ func (c *Client) SetModel(model string) { c.opts.Model = model }
 // Close releases idle connections.
 func (c *Client) Close() { c.http.CloseIdleConnections() }
 
-// sanitize makes an error text safe to store: no secrets, at most MaxErrorBytes.
+// sanitize makes an error text safe to store and show: no secrets, no character
+// that controls a terminal (safetext.Text: its lines are kept), at most
+// MaxErrorBytes.
 func (c *Client) sanitize(s string) string {
-	return sse.Truncate(c.Redact(s), MaxErrorBytes)
+	return sse.Truncate(safetext.Text(c.RedactSecrets(s)), MaxErrorBytes)
 }
 
 // authValue matches an Authorization value in a text a server sent back (a server
 // that echoes request headers): the scheme and the credentials.
 var authValue = regexp.MustCompile(`(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{4,}`)
 
-// Redact removes the API key, the URL's credentials and any Authorization value
-// from a string the server supplied (an error text, a model id, a version), before
-// it is stored or shown, and makes it valid UTF-8.
-func (c *Client) Redact(s string) string {
+// Redact makes a one-line string the server supplied (a model id, a version) safe
+// to store and show: RedactSecrets, then safetext.Line (no character that controls
+// a terminal, on one line).
+func (c *Client) Redact(s string) string { return safetext.Line(c.RedactSecrets(s)) }
+
+// RedactSecrets removes the API key, the URL's credentials and any Authorization
+// value from a string the server supplied, and makes it valid UTF-8. Metric
+// labels are stored through it alone: their text is parsed again, and whoever
+// shows a label sanitises it then.
+func (c *Client) RedactSecrets(s string) string {
 	s = authValue.ReplaceAllString(s, "[redacted credentials]")
 	for _, sec := range c.secrets {
 		if len(sec) >= 4 {

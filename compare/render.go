@@ -23,6 +23,9 @@ func (r *Result) rows(all bool) []row {
 	for i := range r.Levels {
 		for j := range r.Levels[i].Metrics {
 			d := &r.Levels[i].Metrics[j]
+			if d.Baseline == nil && d.Candidate == nil {
+				continue // not measured on either side (goodput without SLOs)
+			}
 			if all || d.Gated || d.Verdict == Better || d.Verdict == Worse {
 				out = append(out, row{r.Levels[i].Label, d})
 			}

@@ -161,7 +161,7 @@ func diffRatio(m metric, base, cand []unit) MetricDiff {
 			if okb {
 				side = "candidate"
 			}
-			d.Note = side + ": no interval at this level (too few requests or too short a window for one, or no resamples); record longer levels or repeats"
+			d.Note = side + ": no interval at this level (too few requests, too short a window, or no resamples)"
 			return d
 		}
 		d.Method = methodBoot

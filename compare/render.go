@@ -157,6 +157,9 @@ func (r *Result) WriteMarkdown(w io.Writer) error {
 		if x.d.Regression {
 			verdict = "**" + verdict + "**"
 		}
+		if x.d.Verdict == NotTested {
+			verdict = NotTested // the reason is in the text output; the table stays narrow
+		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", x.where, name,
 			mdEscape(valueText(x.d.Metric, x.d.Baseline)), mdEscape(valueText(x.d.Metric, x.d.Candidate)),
 			change, ci, mdEscape(p), mdEscape(verdict))

@@ -282,3 +282,68 @@ func fisherP(k1, n1, k2, n2 int) float64 {
 	}
 	return math.Min(1, p)
 }
+
+// TestCompareExitCodes is the done-when of ceiling compare on the test engine:
+// exit 0 on A/A, 1 on a 10% slower decode step (naming the metric and the
+// level, in text and markdown), 0 when the candidate is the faster one, 0 or 1
+// likewise with repeats as the unit, and 2 with the reason for another workload,
+// an unreadable input and bad flags.
+func TestCompareExitCodes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("records five sweeps on the test engine")
+	}
+	dir := t.TempDir()
+	runs := recordMany(t, dir, []enginetest.Config{compareEngine(1), compareEngine(1), compareEngine(1.1), compareEngine(1.1)})
+	a1, a2, b1, b2 := runs[0], runs[1], runs[2], runs[3]
+	w := recordEngine(t, compareEngine(1), dir, "w.parquet", "--output-tokens", "24")
+
+	code, r, errs := compareJSON(t, a1, a2)
+	if code != exitOK {
+		t.Errorf("A/A: exit %d, want 0: %v %s", code, r, errs)
+	}
+	code, r, _ = compareJSON(t, a1, b1)
+	if code != exitFailed || !r.Regression {
+		t.Fatalf("10%% slower decode: exit %d, want 1: %+v", code, r)
+	}
+	named := false
+	for _, f := range r.Regressions {
+		named = named || (f.Metric == "tpot_p50_s" && strings.HasPrefix(f.Where, "c="))
+	}
+	if !named || !strings.Contains(r.Verdict, "tpot_p50_s at c=") {
+		t.Errorf("the slowdown's regression does not name tpot_p50_s at a level: %s", r.Verdict)
+	}
+	code, text, _ := runCLI("compare", a1, b1)
+	if code != exitFailed || !strings.HasPrefix(text, "candidate vs baseline: REGRESSION: ") || !strings.Contains(text, "tpot_p50_s at c=") {
+		t.Errorf("text: exit %d:\n%s", code, text)
+	}
+	code, md, _ := runCLI("compare", a1, b1, "--format", "markdown")
+	if code != exitFailed || !strings.HasPrefix(md, "❌ **candidate vs baseline: REGRESSION") || !strings.Contains(md, "| **REGRESSION** |") {
+		t.Errorf("markdown: exit %d:\n%s", code, md)
+	}
+	code, r, _ = compareJSON(t, b1, a1)
+	if code != exitOK || len(r.Improvements) == 0 {
+		t.Errorf("a faster candidate: exit %d, improvements %v, want 0 and some", code, r.Improvements)
+	}
+	code, r, _ = compareJSON(t, "--baseline", a1+","+a2, "--candidate", b1+","+b2)
+	if code != exitFailed || r.Method != "repeats" {
+		t.Errorf("repeats, 10%% slower: exit %d, method %s, want 1 and repeats: %s", code, r.Method, r.Verdict)
+	}
+
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{a1, w}, "plan.output_tokens 16 vs 24"},
+		{[]string{a1, filepath.Join(dir, "missing.parquet")}, "missing.parquet"},
+		{[]string{a1}, "want BASELINE CANDIDATE"},
+		{[]string{a1, a2, "--threshold", "2"}, "--threshold"},
+		{[]string{a1, a2, "--gate", "speed"}, `--gate: unknown metric "speed"`},
+		{[]string{a1, a2, "--format", "xml"}, "--format"},
+		{[]string{"--baseline", a1, a2}, "give both --baseline and --candidate"},
+	} {
+		code, _, errs := runCLI(append([]string{"compare"}, tt.args...)...)
+		if code != exitUsage || !strings.Contains(errs, tt.want) {
+			t.Errorf("compare %v: exit %d, stderr %q; want 2 naming %q", tt.args, code, errs, tt.want)
+		}
+	}
+}

@@ -272,3 +272,44 @@ func TestMarkdownGolden(t *testing.T) {
 		}
 	}
 }
+
+// TestTailNeedsRequests: one run a side tests a p99 only from minTailRequests
+// requests per level (below, the bootstrap never draws beyond the largest value
+// and its interval is too narrow); repeats test it at any size.
+func TestTailNeedsRequests(t *testing.T) {
+	p99 := func(res *Result) MetricDiff {
+		for _, d := range res.Levels[0].Metrics {
+			if d.Metric == "ttft_p99_s" {
+				return d
+			}
+		}
+		t.Fatal("no ttft_p99_s")
+		return MetricDiff{}
+	}
+	for _, tt := range []struct {
+		n      int
+		tested bool
+	}{{minTailRequests - 1, false}, {minTailRequests, true}} {
+		a, b := base().run(t), base().run(t)
+		for _, r := range []*analyze.Run{&a, &b} {
+			for i := range r.Levels {
+				r.Levels[i].TTFT.N = tt.n
+			}
+		}
+		res, err := Compare([]analyze.Run{a}, []analyze.Run{b}, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := p99(res); (d.P != nil) != tt.tested || (!tt.tested && !strings.Contains(d.Note, "rests on its few largest values")) {
+			t.Errorf("%d requests: p %v, note %q; tested want %v", tt.n, d.P, d.Note, tt.tested)
+		}
+	}
+	two := []analyze.Run{base().run(t), base().run(t)}
+	res, err := Compare(two, two, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := p99(res); d.P == nil || d.Method != "repeats" {
+		t.Errorf("repeats: the p99 is not tested: %+v", d)
+	}
+}

@@ -102,11 +102,12 @@ type MetricDiff struct {
 	Note       string `json:"note,omitempty"`
 
 	higherBetter bool
-	// se is the standard error of the log ratio (or of the rate difference), q
-	// the critical value it was tested with, units the repeats (0 with the bootstrap).
+	// se is the standard error of the log ratio (or of the rate difference),
+	// units the repeats on each side, n the requests on each side: what the
+	// "needed" figures scale.
 	se    float64
 	units [2]int
-	n     [2]int // requests on each side
+	n     [2]int
 }
 
 // CeilingDiff compares the realistic ceilings. A null concurrency is "no ceiling

@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -82,4 +85,52 @@ func TestRealLlamaCompare(t *testing.T) {
 			t.Errorf("slowdown %v: exit %d, want 1 naming a metric at a level: %s", args, code, r.Verdict)
 		}
 	}
+}
+
+// TestRealLlamaCompareRates measures the false-alarm rate of one run a side on a
+// real llama-server: CEILING_COMPARE_LLAMA_PAIRS=N records N A/A pairs (the same
+// server, recorded twice in a row) and counts how many exit 1 or hold a
+// significant gated difference. It takes about a minute a pair on a 2-core
+// machine, so it runs only when asked (docs/compare.md gives its figures).
+func TestRealLlamaCompareRates(t *testing.T) {
+	v := os.Getenv("CEILING_COMPARE_LLAMA_PAIRS")
+	if v == "" {
+		t.Skip("set CEILING_COMPARE_LLAMA_PAIRS=N to measure N A/A pairs on llama.cpp")
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		t.Fatalf("CEILING_COMPARE_LLAMA_PAIRS=%q: want a positive number", v)
+	}
+	srv := realserver.Start(t, realserver.Options{Slots: 4, Threads: 1})
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "ceiling")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	var alarms, significant int
+	for i := range n {
+		var runs [2]string
+		for k := range runs {
+			runs[k] = filepath.Join(dir, fmt.Sprintf("p%d-%d.parquet", i, k))
+			out, err := exec.Command(bin, "record", "--url", srv.URL, "-o", runs[k], "--concurrency", "1,2,4", "--requests-per-level", "60",
+				"--warmup", "2", "--prompt-tokens", "64", "--output-tokens", "32", "--ignore-eos").CombinedOutput()
+			if err != nil {
+				t.Fatalf("recording: %v\n%s", err, out)
+			}
+		}
+		cmd := exec.Command(bin, "compare", "--format", "json", runs[0], runs[1])
+		out, err := cmd.Output()
+		var r compare.Result
+		if jerr := json.Unmarshal(out, &r); jerr != nil {
+			t.Fatalf("pair %d: %v, not JSON: %v", i, err, jerr)
+		}
+		if r.Regression {
+			alarms++
+		}
+		if len(r.Regressions)+len(r.Improvements) > 0 {
+			significant++
+		}
+		t.Logf("A/A pair %d: %s", i, r.Verdict)
+	}
+	t.Logf("llama.cpp, one run a side: false alarms (exit 1) %d/%d, pairs with a significant gated difference %d/%d", alarms, n, significant, n)
 }

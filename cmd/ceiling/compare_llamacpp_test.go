@@ -87,10 +87,12 @@ func TestRealLlamaCompare(t *testing.T) {
 	}
 }
 
-// TestRealLlamaCompareRates measures the false-alarm rate of one run a side on a
-// real llama-server: CEILING_COMPARE_LLAMA_PAIRS=N records N A/A pairs (the same
-// server, recorded twice in a row) and counts how many exit 1 or hold a
-// significant gated difference. It takes about a minute a pair on a 2-core
+// TestRealLlamaCompareRates measures the false-alarm rate on a real
+// llama-server: CEILING_COMPARE_LLAMA_PAIRS=N records N A/A pairs (the same
+// server recorded 2×R times, the sides' recordings interleaved) with
+// CEILING_COMPARE_LLAMA_REPEATS=R runs a side (default 1: each level's
+// bootstrap; more: repeats as the unit), and counts how many exit 1 or hold a
+// significant gated difference. A recording takes several seconds on a 2-core
 // machine, so it runs only when asked (docs/compare.md gives its figures).
 func TestRealLlamaCompareRates(t *testing.T) {
 	v := os.Getenv("CEILING_COMPARE_LLAMA_PAIRS")
@@ -101,6 +103,12 @@ func TestRealLlamaCompareRates(t *testing.T) {
 	if err != nil || n < 1 {
 		t.Fatalf("CEILING_COMPARE_LLAMA_PAIRS=%q: want a positive number", v)
 	}
+	reps := 1
+	if v := os.Getenv("CEILING_COMPARE_LLAMA_REPEATS"); v != "" {
+		if reps, err = strconv.Atoi(v); err != nil || reps < 1 {
+			t.Fatalf("CEILING_COMPARE_LLAMA_REPEATS=%q: want a positive number", v)
+		}
+	}
 	srv := realserver.Start(t, realserver.Options{Slots: 4, Threads: 1})
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "ceiling")
@@ -109,16 +117,17 @@ func TestRealLlamaCompareRates(t *testing.T) {
 	}
 	var alarms, significant int
 	for i := range n {
-		var runs [2]string
-		for k := range runs {
-			runs[k] = filepath.Join(dir, fmt.Sprintf("p%d-%d.parquet", i, k))
-			out, err := exec.Command(bin, "record", "--url", srv.URL, "-o", runs[k], "--concurrency", "1,2,4", "--requests-per-level", "60",
+		var sides [2][]string
+		for k := range 2 * reps {
+			run := filepath.Join(dir, fmt.Sprintf("p%d-%d.parquet", i, k))
+			out, err := exec.Command(bin, "record", "--url", srv.URL, "-o", run, "--concurrency", "1,2,4", "--requests-per-level", "60",
 				"--warmup", "2", "--prompt-tokens", "64", "--output-tokens", "32", "--ignore-eos").CombinedOutput()
 			if err != nil {
 				t.Fatalf("recording: %v\n%s", err, out)
 			}
+			sides[k%2] = append(sides[k%2], run)
 		}
-		cmd := exec.Command(bin, "compare", "--format", "json", runs[0], runs[1])
+		cmd := exec.Command(bin, "compare", "--format", "json", "--baseline", strings.Join(sides[0], ","), "--candidate", strings.Join(sides[1], ","))
 		out, err := cmd.Output()
 		var r compare.Result
 		if jerr := json.Unmarshal(out, &r); jerr != nil {
@@ -132,5 +141,5 @@ func TestRealLlamaCompareRates(t *testing.T) {
 		}
 		t.Logf("A/A pair %d: %s", i, r.Verdict)
 	}
-	t.Logf("llama.cpp, one run a side: false alarms (exit 1) %d/%d, pairs with a significant gated difference %d/%d", alarms, n, significant, n)
+	t.Logf("llama.cpp, %d run(s) a side: false alarms (exit 1) %d/%d, pairs with a significant gated difference %d/%d", reps, alarms, n, significant, n)
 }

@@ -61,7 +61,8 @@ func (d *MetricDiff) cells() (change, ci, p, verdict string) {
 }
 
 func (r *Result) method() string {
-	m := "one run per side: each level's bootstrap over time blocks, drawn independently per side (z test of the log ratio)"
+	m := "one run per side: each level's bootstrap over time blocks, drawn independently per side (z test of the log ratio); " +
+		"the drift between runs is not measured, and on a real server it usually dominates: record repeats for a gate"
 	if r.Method == methodRepeats {
 		m = fmt.Sprintf("repeats (%d baseline, %d candidate runs): the spread between repeats (t test of the log ratio)", r.Baseline.Runs, r.Candidate.Runs)
 	}

@@ -2,26 +2,20 @@ package report
 
 import (
 	"html"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/ceiling-llm/ceiling/analyze"
+	"github.com/ceiling-llm/ceiling/internal/browsertest"
 )
 
 // TestComparisonOnFirstScreen: two runs are a baseline and a candidate; the first
 // screen (before any chart) says compare's verdict on the ceiling, and the charts
 // mark the levels where the candidate differs significantly.
 func TestComparisonOnFirstScreen(t *testing.T) {
-	a := fixtureTwo(8, 400)
-	for i := range a.Runs {
-		r := &a.Runs[i]
-		for j := range r.Levels {
-			l := &r.Levels[j]
-			l.CI = &analyze.LevelCI{OutputTokS: &analyze.Interval{Low: l.OutputTokS * 0.97, High: l.OutputTokS * 1.03}}
-		}
-		r.Bootstrap = &analyze.Bootstrap{Ceiling: &analyze.CeilingStability{Share: 1,
-			Outcomes: []analyze.CeilingOutcome{{Concurrency: r.Ceiling.Concurrency, Share: 1}}}}
-	}
+	a := fixtureCompared()
 	page := render(t, a, Options{})
 	summary, _, _ := strings.Cut(page, `<section class="why"`)
 	for _, want := range []string{
@@ -48,5 +42,35 @@ func TestComparisonOnFirstScreen(t *testing.T) {
 	}
 	if strings.Contains(page, `"symbol":"diamond"`) {
 		t.Error("runs not compared, yet the charts mark differences")
+	}
+}
+
+// fixtureCompared is fixtureTwo with intervals and resampled ceilings, so that
+// compare can test it: the candidate's throughput is higher beyond its ±3%.
+func fixtureCompared() *analyze.Analysis {
+	a := fixtureTwo(8, 400)
+	for i := range a.Runs {
+		r := &a.Runs[i]
+		for j := range r.Levels {
+			l := &r.Levels[j]
+			l.CI = &analyze.LevelCI{OutputTokS: &analyze.Interval{Low: l.OutputTokS * 0.97, High: l.OutputTokS * 1.03}}
+		}
+		r.Bootstrap = &analyze.Bootstrap{Ceiling: &analyze.CeilingStability{Share: 1,
+			Outcomes: []analyze.CeilingOutcome{{Concurrency: r.Ceiling.Concurrency, Share: 1}}}}
+	}
+	return a
+}
+
+// TestBrowserComparisonMarks: the page with the comparison's marks draws every
+// chart in a real browser.
+func TestBrowserComparisonMarks(t *testing.T) {
+	bin := browsertest.Chromium(t)
+	file := filepath.Join(t.TempDir(), "compared.html")
+	if err := os.WriteFile(file, []byte(render(t, fixtureCompared(), Options{})), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dom := browsertest.CheckDrawn(t, bin, file, 12)
+	if !strings.Contains(dom, "candidate vs baseline: ceiling 48") {
+		t.Error("the drawn page lacks the comparison's verdict")
 	}
 }

@@ -165,6 +165,8 @@ type Level struct {
 
 	// winStartNs and winEndNs are the window in the trace's clock, for the sidecar.
 	winStartNs, winEndNs int64
+	// resamples are the bootstrap resamples behind CI, for Resamples (compare).
+	resamples *levelResamples
 }
 
 // Summary summarizes one latency over requests (or pooled gaps, for ITL), in seconds.

@@ -233,7 +233,7 @@ func buildRun(src *source, acc *runAcc, own bool, opt Options, crit *Criteria) (
 		r.Levels = append(r.Levels, lv)
 		r.Warnings = append(r.Warnings, l.warnings(lv, metaLevels[int(k)])...)
 		if opt.Resamples >= 0 {
-			l.resampled = resampleLevel(l, lv, resampleCount(opt), opt.SLO.E2E != nil)
+			l.resampled = resampleLevel(l, lv, resampleCount(opt))
 		}
 		l.release()
 	}

@@ -199,13 +199,13 @@ type levelResamples struct {
 	tok, req, dec, wait []float64
 	ttft50, ttft99      []float64
 	tpot50, tpot99      []float64
-	e2e99               []float64
+	e2e50, e2e99        []float64
 	blockS, blocks      float64
 	windowS             float64
 }
 
 // resampleLevel draws n resamples of one level with its own seeded stream.
-func resampleLevel(l *levelAcc, lv Level, n int, e2e bool) *levelResamples {
+func resampleLevel(l *levelAcc, lv Level, n int) *levelResamples {
 	rng := rand.New(rand.NewPCG(bootstrapSeed, uint64(uint32(lv.Level))))
 	r := &levelResamples{windowS: lv.WindowS}
 	lifetime := 0.0
@@ -215,9 +215,9 @@ func resampleLevel(l *levelAcc, lv Level, n int, e2e bool) *levelResamples {
 	r.blockBootstrap(rng, &l.bins, lifetime, n)
 	r.ttft50, r.ttft99 = r.percentiles(rng, len(l.ttft), func(k int) float64 { return float64(l.ttft[k]) / 1e9 }, n)
 	r.tpot50, r.tpot99 = r.percentiles(rng, len(l.tpot), func(k int) float64 { return l.tpot[k] }, n)
-	if e2e { // only the E2E SLO reads it
-		_, r.e2e99 = r.percentiles(rng, len(l.e2e), func(k int) float64 { return float64(l.e2e[k]) / 1e9 }, n)
-	}
+	// The E2E SLO reads the p99; compare (LevelResamples) reads both. They are
+	// drawn last, so the other figures' streams do not depend on them.
+	r.e2e50, r.e2e99 = r.percentiles(rng, len(l.e2e), func(k int) float64 { return float64(l.e2e[k]) / 1e9 }, n)
 	return r
 }
 
@@ -367,6 +367,7 @@ func levelIntervals(r *Run, acc *runAcc, opt Options) {
 			ci.TPOTP99 = optInterval(rs.tpot99)
 		}
 		r.Levels[i].CI = ci
+		r.Levels[i].resamples = rs
 	}
 }
 

@@ -56,6 +56,7 @@ func latencyChart(b *chartBuilder, runs []analyze.Run, labels []string, ax axis,
 	}
 	ttft := yName == "TTFT (s)"
 	c.MultiSeries = append(c.MultiSeries, latencyOverlays(runs, labels, ax, get, scale, ttft)...)
+	c.MultiSeries = append(c.MultiSeries, latencyDifferenceMarks(b.comparison, labels, title, scale)...)
 	caption := "Hollow grey markers: invalid levels."
 	if ttft {
 		caption = "Vertical bars: 95% bootstrap confidence intervals of p50 and p99. " + caption

@@ -35,6 +35,7 @@ func throughputChart(b *chartBuilder, runs []analyze.Run, labels []string, ax ax
 		}
 	}
 	c.MultiSeries = append(c.MultiSeries, throughputOverlays(runs, labels, ax)...)
+	c.MultiSeries = append(c.MultiSeries, differenceMarks(b.comparison, labels, "output_tok_s", 1)...)
 	caption := "Points are measured levels (vertical bars: 95% bootstrap confidence intervals; hollow grey: invalid levels, excluded from the ceilings and fit); the dashed curve is the USL fit X(N) = λN / (1 + σ(N−1) + κN(N−1)) over the tested range. Vertical lines mark every ceiling (the solid one is the realistic ceiling); the axis extends past the sweep to show a ceiling beyond it, and one too far out is marked at the edge with an arrow."
 	if len(runs) > 1 {
 		caption += " A line has its run's colour; grey where several runs' ceilings coincide."

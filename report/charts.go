@@ -7,6 +7,7 @@ import (
 	"github.com/go-echarts/go-echarts/v2/charts"
 
 	"github.com/ceiling-llm/ceiling/analyze"
+	"github.com/ceiling-llm/ceiling/compare"
 )
 
 // chartSpec is one chart as the page script receives it: the echarts option that
@@ -44,6 +45,8 @@ func (p optionPatch) Visit(m map[string]interface{}) {
 type chartBuilder struct {
 	specs []chartSpec
 	err   error
+	// comparison marks the candidate's significant differences (compareverdict.go).
+	comparison *compare.Result
 }
 
 func (b *chartBuilder) add(c echart, tip, xUnit, yUnit, title, caption string, wide bool, height int) chartView {
@@ -63,6 +66,7 @@ func (b *chartBuilder) add(c echart, tip, xUnit, yUnit, title, caption string, w
 // buildCharts makes every chart of the page and groups them into sections.
 func buildCharts(a *analyze.Analysis, labels []string, opt Options) ([]chartSpec, []section) {
 	b := &chartBuilder{}
+	b.comparison, _ = comparisonOf(a.Runs, labels)
 	levels := 0
 	for _, r := range a.Runs {
 		levels += len(r.Levels)

@@ -61,7 +61,9 @@ type page struct {
 	Multi     bool
 	Runs      []*runView
 	Compare   []compareRow
-	Sections  []section
+	// Comparison is the verdict of two runs compared (compareverdict.go).
+	Comparison *comparisonView
+	Sections   []section
 	// NoLevels is true when no run has a single level: the page then says so instead
 	// of drawing empty charts.
 	NoLevels bool
@@ -143,6 +145,7 @@ func buildPage(a *analyze.Analysis, opt Options) (*page, error) {
 	}
 	if p.Multi {
 		p.Compare = compareTable(p.Runs)
+		_, p.Comparison = comparisonOf(a.Runs, labels)
 	}
 
 	charts, sections := buildCharts(a, labels, opt)

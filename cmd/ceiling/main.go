@@ -51,6 +51,7 @@ func subcommands() []subcommand {
 		{"import", "turn the results of vLLM, SGLang, AIPerf, guidellm, llmperf, inference-perf or genai-bench (or a planner's predictions) into a run", runImport},
 		{"analyze", "per-level statistics, capacity model, fits and the realistic ceiling", runAnalyze},
 		{"report", "write a standalone HTML report of one or more runs", runReport},
+		{"compare", "tell whether a candidate run differs from a baseline beyond noise; exit 1 on a regression (CI)", runCompare},
 		{"plan", "print the KV/memory budget and propose sweep levels before recording", runPlan},
 		{"whatif", "predict a measured run at other lengths, KV dtype, GPU count, shape or GPU", runWhatIf},
 	}

@@ -34,8 +34,7 @@ type recorder struct {
 	info     trace.RunInfo
 	tmpParts bool // parts in a temporary directory (-o -)
 
-	metricsMu sync.Mutex
-	metrics   []trace.MetricSample
+	metrics heldMetrics // scraped since the last seal (metricsheld.go)
 
 	nextID int64
 	kvCap  int64 // revealed KV capacity in tokens (0 = unknown)
@@ -466,10 +465,7 @@ func (r *recorder) sealLevel(li trace.LevelInfo) error {
 
 // sealMetrics seals the metric samples scraped so far.
 func (r *recorder) sealMetrics(index int) error {
-	r.metricsMu.Lock()
-	samples := r.metrics
-	r.metrics = nil
-	r.metricsMu.Unlock()
+	samples := r.metrics.take()
 	if len(samples) == 0 {
 		return nil
 	}

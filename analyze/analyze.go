@@ -125,7 +125,7 @@ func analyzeSource(ctx context.Context, src *source, opt Options) (runs []Run, e
 	var sidecars []sidecarPoints
 	var metricsErrs []string
 	for _, f := range src.sidecars {
-		m, err := loadMetrics(ctx, f)
+		m, err := loadMetrics(ctx, f, opt.sidecarSamples)
 		if err != nil {
 			metricsErrs = append(metricsErrs, fmt.Sprintf("server metrics not read: %v", err))
 			continue

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"slices"
 	"strings"
@@ -110,7 +111,10 @@ func Merge(inputs []Input) (Merged, error) {
 	slices.SortFunc(ins, func(a, b Input) int { return cmp.Compare(a.Info.Shard.Index, b.Info.Shard.Index) })
 
 	var m Merged
-	corrected := clockCorrect(ins, &m)
+	corrected, err := clockCorrect(ins, &m)
+	if err != nil {
+		return Merged{}, err
+	}
 	first := ins[0].Info
 	m.Info = first
 	m.Info.Levels = nil
@@ -189,16 +193,33 @@ func checkSameSweep(ins []Input) error {
 	return nil
 }
 
+// maxClockOffset bounds the clock offset a shard may say it measured: clocks
+// kept by NTP are milliseconds apart and an unsynchronised one minutes or hours,
+// so a day is far beyond any real offset, while a forged one (9e18 ns) overflowed
+// the times it was added to (a window of -8,999,999,997 s, exit 0).
+const maxClockOffset = 24 * time.Hour
+
 // clockCorrect moves every shard's times onto the server's clock when every
-// shard measured its offset, and says so when some did not.
-func clockCorrect(ins []Input, m *Merged) bool {
+// shard measured its offset, and says so when some did not. An offset or
+// uncertainty beyond maxClockOffset, or one that would carry a time past the
+// int64 nanoseconds, is refused naming the shard's file and the field.
+func clockCorrect(ins []Input, m *Merged) (bool, error) {
+	for _, in := range ins {
+		s := in.Info.Shard
+		if s.ClockOffsetNs < -int64(maxClockOffset) || s.ClockOffsetNs > int64(maxClockOffset) {
+			return false, fmt.Errorf("%s: shard.clock_offset_ns is %d (%s): beyond ±%s, no clock measured against the server is that far off (the file is damaged or altered)", in.Name, s.ClockOffsetNs, time.Duration(s.ClockOffsetNs), maxClockOffset)
+		}
+		if s.ClockUncertaintyNs < 0 || s.ClockUncertaintyNs > int64(maxClockOffset) {
+			return false, fmt.Errorf("%s: shard.clock_uncertainty_ns is %d: want 0 (not measured) up to %s", in.Name, s.ClockUncertaintyNs, maxClockOffset)
+		}
+	}
 	for _, in := range ins {
 		if in.Info.Shard.ClockUncertaintyNs <= 0 {
 			if len(ins) > 1 {
 				m.Findings = append(m.Findings, Finding{Level: -1, Shard: in.Info.Shard.Index, Kind: "clock",
 					Message: fmt.Sprintf("shard %d did not measure its clock against the server: the shards' times are compared as their clocks read them", in.Info.Shard.Index)})
 			}
-			return false
+			return false, nil
 		}
 	}
 	for i := range ins {
@@ -210,6 +231,11 @@ func clockCorrect(ins []Input, m *Merged) bool {
 		rows := slices.Clone(in.Rows)
 		for j := range rows {
 			r := &rows[j]
+			for _, t := range []*int64{&r.ScheduledNs, &r.SentNs, &r.EndNs, r.FirstTokenNs, r.FirstContentNs} {
+				if t != nil && !fitsShift(*t, d) {
+					return false, fmt.Errorf("%s: shard.clock_offset_ns %d carries request %d's times past what int64 nanoseconds hold (a time of %d ns)", in.Name, d, r.RequestID, *t)
+				}
+			}
 			r.ScheduledNs += d
 			r.SentNs += d
 			r.EndNs += d
@@ -233,11 +259,19 @@ func clockCorrect(ins []Input, m *Merged) bool {
 		in.Info.Ended = in.Info.Ended.Add(time.Duration(d))
 		metrics := slices.Clone(in.Metrics)
 		for j := range metrics {
+			if !fitsShift(metrics[j].TsNs, d) {
+				return false, fmt.Errorf("%s: shard.clock_offset_ns %d carries a metrics sample's time (%d ns) past what int64 nanoseconds hold", in.Name, d, metrics[j].TsNs)
+			}
 			metrics[j].TsNs += d
 		}
 		in.Metrics = metrics
 	}
-	return true
+	return true, nil
+}
+
+// fitsShift says whether t + d stays inside int64.
+func fitsShift(t, d int64) bool {
+	return (d >= 0 && t <= math.MaxInt64-d) || (d < 0 && t >= math.MinInt64-d)
 }
 
 // mergeLevels unites each level of the shards and checks that they ran it together.

@@ -1,6 +1,7 @@
 package shard
 
 import (
+	"math"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -234,5 +235,38 @@ func TestMergeRoundTrip(t *testing.T) {
 	_, samples, err := trace.ReadMetricsFile(trace.MetricsPath(out))
 	if err != nil || len(samples) != 1 {
 		t.Fatalf("merged sidecar: %d samples, %v", len(samples), err)
+	}
+}
+
+// Issue 31 item 10: a forged clock offset (or uncertainty) is refused naming the
+// shard's file and the field, before any time is moved by it; an offset within
+// the bound that would still carry a time past int64 is refused too. Before, an
+// offset of 9e18 ns overflowed the times: a window of -8,999,999,997 s, exit 0.
+func TestMergeRefusesForgedClockOffset(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		change func(*trace.ShardInfo, []trace.Row)
+		want   string
+	}{
+		{"offset 9e18 ns", func(s *trace.ShardInfo, _ []trace.Row) { s.ClockOffsetNs = 9e18 }, "shard.clock_offset_ns is 9000000000000000000"},
+		{"offset -9e18 ns", func(s *trace.ShardInfo, _ []trace.Row) { s.ClockOffsetNs = -9e18 }, "shard.clock_offset_ns is -9000000000000000000"},
+		{"offset 25 h", func(s *trace.ShardInfo, _ []trace.Row) { s.ClockOffsetNs = int64(25 * time.Hour) }, "beyond ±24h0m0s"},
+		{"negative uncertainty", func(s *trace.ShardInfo, _ []trace.Row) { s.ClockUncertaintyNs = -1 }, "shard.clock_uncertainty_ns is -1"},
+		{"a time near int64's end", func(s *trace.ShardInfo, rows []trace.Row) {
+			s.ClockOffsetNs = int64(time.Hour)
+			rows[3].EndNs = math.MaxInt64 - 5
+		}, "past what int64 nanoseconds hold"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var ins []Input
+			for i := range 2 {
+				ins = append(ins, shardInput(shardSpec{index: i, count: 2, c: 4, start: [2]time.Duration{0, 30 * time.Second}, busy: -1, offset: time.Millisecond}))
+			}
+			c.change(ins[1].Info.Shard, ins[1].Rows)
+			_, err := Merge(ins)
+			if err == nil || !strings.Contains(err.Error(), ins[1].Name) || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error %v, want one naming %s and saying %q", err, ins[1].Name, c.want)
+			}
+		})
 	}
 }

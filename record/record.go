@@ -216,6 +216,9 @@ func Record(ctx context.Context, opts Options) (trace.RunInfo, error) {
 		return cleanupOnEarlyError(r.explain(err))
 	}
 	r.modelsStatus = pr.ModelsStatus
+	for _, n := range pr.Notes {
+		r.warn(n)
+	}
 	if pr.ModelsErr != nil {
 		r.progress("note: %v; going on with --model %s", pr.ModelsErr, cl.Redact(opts.Model))
 	}

@@ -36,6 +36,7 @@ const (
 	colOutputTokens   = trace.ColOutputTokens
 	colTokensSource   = trace.ColTokensSource
 	colTargetPrompt   = trace.ColTargetPromptTokens
+	colMaxTokens      = trace.ColMaxTokens
 	colStatus         = trace.ColStatus
 	colError          = trace.ColError
 )
@@ -66,6 +67,7 @@ func statsColumns() []colSpec {
 		colSpec{Name: trace.ColOutputTokens, Type: arrow.INT32, List: false},
 		colSpec{Name: trace.ColTokensSource, Type: arrow.STRING, List: false},
 		colSpec{Name: trace.ColTargetPromptTokens, Type: arrow.INT32, List: false},
+		colSpec{Name: trace.ColMaxTokens, Type: arrow.INT32, List: false},
 		colSpec{Name: trace.ColStatus, Type: arrow.INT32, List: false},
 		colSpec{Name: trace.ColError, Type: arrow.STRING, List: false},
 	)

@@ -20,6 +20,10 @@ type Input struct {
 	Info    trace.RunInfo
 	Rows    []trace.Row
 	Metrics []trace.MetricSample // the sidecar's samples; nil when it had none
+	// Unverified are the files read without a checksum (the trace, its sidecar):
+	// the merge says so in the merged run, whose own checksum covers their values
+	// only as read.
+	Unverified []string
 	// generator names another tool's load generator (MergeGenerators): the
 	// findings say "generator 1 (file)" where a shard's say "shard 1".
 	generator string
@@ -48,6 +52,11 @@ func Read(path string) (Input, error) {
 		return Input{}, fmt.Errorf("reading shard %s: %w", path, err)
 	}
 	in := Input{Name: path, Info: info, Rows: rows}
+	if ok, err := (trace.File{Name: path}).Verified(); err != nil {
+		return Input{}, fmt.Errorf("reading shard %s: %w", path, err)
+	} else if !ok {
+		in.Unverified = append(in.Unverified, path)
+	}
 	mp := trace.MetricsPath(path)
 	if _, err := os.Stat(mp); err == nil {
 		mi, samples, err := trace.ReadMetricsFile(mp)
@@ -56,6 +65,9 @@ func Read(path string) (Input, error) {
 		}
 		if mi.RunID == info.RunID {
 			in.Metrics = samples
+			if ok, err := (trace.File{Name: mp}).Verified(); err == nil && !ok {
+				in.Unverified = append(in.Unverified, mp)
+			}
 		}
 	}
 	return in, nil
@@ -68,7 +80,7 @@ func Read(path string) (Input, error) {
 type Finding struct {
 	Level   int    `json:"level"`
 	Shard   int    `json:"shard"`
-	Kind    string `json:"kind"` // late, slow, overlap, missing_level, clock, metrics
+	Kind    string `json:"kind"` // late, slow, overlap, missing_level, clock, metrics, unverified
 	Message string `json:"message"`
 }
 
@@ -140,6 +152,12 @@ func Merge(inputs []Input) (Merged, error) {
 		m.Rows = append(m.Rows, in.Rows...)
 	}
 	m.Info.StopReason = stopReasons(ins)
+	for _, in := range ins {
+		for _, f := range in.Unverified {
+			m.Findings = append(m.Findings, Finding{Level: -1, Shard: in.Info.Shard.Index, Kind: "unverified",
+				Message: fmt.Sprintf("%s of %s: the merged file's checksum covers its values only as they were read", trace.UnverifiedWarning(f), in.who())})
+		}
+	}
 	mergeLevels(ins, &m)
 	mergeMetrics(ins, &m)
 	slices.SortStableFunc(m.Rows, func(a, b trace.Row) int {

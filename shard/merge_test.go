@@ -1,13 +1,16 @@
 package shard
 
 import (
+	"encoding/json"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ceiling-llm/ceiling/trace"
+	parquet "github.com/parquet-go/parquet-go"
 )
 
 var t0 = time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
@@ -268,5 +271,69 @@ func TestMergeRefusesForgedClockOffset(t *testing.T) {
 				t.Errorf("error %v, want one naming %s and saying %q", err, ins[1].Name, c.want)
 			}
 		})
+	}
+}
+
+// Issue 31 item 9, merge: a shard trace without a checksum is not laundered into
+// a merged file that looks verified: the merged run's warnings (which the
+// analysis shows) name the file read unverified. Before, the merged file carried
+// a fresh, valid checksum and not a word.
+func TestMergeCarriesUnverifiedThrough(t *testing.T) {
+	dir := t.TempDir()
+	var ins []Input
+	bare := ""
+	for i, in := range threeShards() {
+		p := filepath.Join(dir, filepathName(i)[len("traces/"):])
+		if i == 1 {
+			bare = p
+			writeWithoutChecksum(t, p, in.Info, in.Rows)
+		} else if err := trace.WriteFile(p, in.Info, in.Rows); err != nil {
+			t.Fatal(err)
+		}
+		got, err := Read(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ins = append(ins, got)
+	}
+	m, err := Merge(ins)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "merged.parquet")
+	if err := m.Write(out); err != nil {
+		t.Fatal(err)
+	}
+	info, err := trace.ReadInfo(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := strings.Join(info.Warnings, "\n")
+	if !strings.Contains(w, bare+" carries no checksum") || strings.Count(w, "carries no checksum") != 1 {
+		t.Errorf("the merged run's warnings %q do not name %s (alone) as read unverified", info.Warnings, bare)
+	}
+}
+
+// writeWithoutChecksum writes a trace as a tool that knows no ceiling.digest does:
+// the schema version and run info, no checksum.
+func writeWithoutChecksum(t *testing.T, path string, info trace.RunInfo, rows []trace.Row) {
+	t.Helper()
+	raw, err := json.Marshal(info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := parquet.NewGenericWriter[trace.Row](f, parquet.KeyValueMetadata(trace.MetaSchemaVersion, "2"), parquet.KeyValueMetadata(trace.MetaRun, string(raw)))
+	if _, err := w.Write(rows); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -25,7 +25,7 @@ func (r *recorder) checkGPUExporters(ctx context.Context) {
 		source := gpuSourceLabel(u)
 		samples, note, err := scrape(ctx, r.client, u, time.Now().UnixNano())
 		if note != "" {
-			r.noteMetrics(source, note)
+			r.noteMetrics("GPU exporter "+source, note)
 		}
 		if err != nil {
 			r.warn(fmt.Sprintf("GPU exporter %s did not answer (%v): no power or energy from it unless it recovers", source, err))

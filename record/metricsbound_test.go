@@ -79,13 +79,16 @@ func testClient(t *testing.T, url string) *client.Client {
 // most maxScrapeSeries samples a scrape in its metrics sidecar and warns, naming
 // the exporter, that the page went past the bounds.
 func TestRecordEndlessExporterBounded(t *testing.T) {
-	eng := enginetest.New(enginetest.Config{Model: "m", TokenGap: time.Millisecond, Kind: "vllm", KVTokens: 100000})
+	// 40 requests of 8 tokens 5 ms apart: the sweep lasts well over a second, so
+	// scrapes finish inside it.
+	eng := enginetest.New(enginetest.Config{Model: "m", TokenGap: 5 * time.Millisecond, Kind: "vllm", KVTokens: 100000})
 	defer eng.Close()
 	var served, scrapes atomic.Int64
 	srv := endlessExporter(&served, &scrapes)
 	defer srv.Close()
 	o := baseOptions(t, eng.URL())
 	o.Concurrency = []int{1}
+	o.RequestsPerLevel = 40
 	o.ScrapeInterval = 100 * time.Millisecond
 	o.GPUMetricsURLs = []string{srv.URL + "/metrics"}
 	info, err := Record(context.Background(), o)

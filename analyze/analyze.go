@@ -128,7 +128,7 @@ func analyzeSource(ctx context.Context, src *source, opt Options) (runs []Run, e
 	var sidecars []sidecarPoints
 	var metricsErrs []string
 	for _, f := range src.sidecars {
-		m, err := loadMetrics(ctx, f)
+		m, err := loadMetrics(ctx, f, opt.sidecarSamples)
 		if err != nil {
 			metricsErrs = append(metricsErrs, fmt.Sprintf("server metrics not read: %v", err))
 			continue
@@ -167,6 +167,7 @@ func analyzeSource(ctx context.Context, src *source, opt Options) (runs []Run, e
 			r.Warnings = append(r.Warnings, metricsErrs...)
 			r.Warnings = append(r.Warnings, ws...)
 			snaps = snapshots(counters)
+			r.Warnings = append(r.Warnings, refusedDeclared(snaps)...)
 			attachServerCounters(r, snaps)
 			attachGPU(r, runGPUSamples(sidecars, id))
 			energyDecision(r, opt)
@@ -195,6 +196,7 @@ func buildRun(src *source, acc *runAcc, own bool, opt Options, crit *Criteria) (
 		}
 		facts = serverFacts{Kind: sm.Kind, KVCapacityTokens: sm.KVCapacityTokens, MaxModelLen: sm.MaxModelLen, Slots: sm.Slots,
 			NCtx: sm.NCtx, NumGPUBlocks: sm.NumGPUBlocks, BlockSize: sm.BlockSize}
+		r.Warnings = append(r.Warnings, checkServerFacts(&facts)...)
 		for i := range src.meta.Levels {
 			metaLevels[src.meta.Levels[i].Level] = &src.meta.Levels[i]
 		}

@@ -73,7 +73,34 @@ func impossibleStatsRow(c *batchCols, i int) string {
 			return fmt.Sprintf("%s %d", t.name, t.v)
 		}
 	}
+	// Lengths against what was asked: a server that honours max_tokens sends no
+	// more (a few special tokens aside: the recorder's own rule, farAboveAsked),
+	// and no request asks for more than maxRowTokens. 2^31-1 output tokens under
+	// max_tokens 20 made 96 billion tok/s of a valid level.
+	if c.outputTokens.IsValid(i) {
+		out, asked := c.outputTokens.Value(i), c.maxTokens.Value(i)
+		switch {
+		case asked > 0 && int64(out) > farAboveAsked(asked):
+			return fmt.Sprintf("output tokens %d far above the max_tokens %d asked", out, asked)
+		case out > maxRowTokens:
+			return fmt.Sprintf("output tokens %d above %d", out, maxRowTokens)
+		}
+	}
+	if c.promptTokens.IsValid(i) && c.promptTokens.Value(i) > maxRowTokens {
+		return fmt.Sprintf("prompt tokens %d above %d", c.promptTokens.Value(i), maxRowTokens)
+	}
 	return ""
+}
+
+// maxRowTokens bounds a request's prompt or output tokens: 2^28 (268 million) is
+// far beyond any model's context.
+const maxRowTokens = 1 << 28
+
+// farAboveAsked is the output count beyond which a row's count cannot be what a
+// request for asked tokens got: twice the limit, and at least 64 over it, as the
+// recorder refuses a usage report (record/row.go farAbove).
+func farAboveAsked(asked int32) int64 {
+	return max(2*int64(asked), int64(asked)+64)
 }
 
 // exclusions counts the rows excluded per level, with the first reason.

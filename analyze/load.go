@@ -36,6 +36,7 @@ const (
 	colOutputTokens   = trace.ColOutputTokens
 	colTokensSource   = trace.ColTokensSource
 	colTargetPrompt   = trace.ColTargetPromptTokens
+	colMaxTokens      = trace.ColMaxTokens
 	colStatus         = trace.ColStatus
 	colError          = trace.ColError
 )
@@ -66,6 +67,7 @@ func statsColumns() []colSpec {
 		colSpec{Name: trace.ColOutputTokens, Type: arrow.INT32, List: false},
 		colSpec{Name: trace.ColTokensSource, Type: arrow.STRING, List: false},
 		colSpec{Name: trace.ColTargetPromptTokens, Type: arrow.INT32, List: false},
+		colSpec{Name: trace.ColMaxTokens, Type: arrow.INT32, List: false},
 		colSpec{Name: trace.ColStatus, Type: arrow.INT32, List: false},
 		colSpec{Name: trace.ColError, Type: arrow.STRING, List: false},
 	)
@@ -130,30 +132,46 @@ type metricPoint struct {
 }
 
 // loadMetrics reads the interesting series of a metrics file (a sidecar or a
-// metrics part) and the run it says it belongs to. The file is small (one row per
-// series per scrape), and only the selected series are kept.
-func loadMetrics(ctx context.Context, f trace.File) (sidecarPoints, error) {
+// metrics part) and the run it says it belongs to. Only the selected series are
+// kept, at most limit samples of them (0 = maxSidecarSamples), each name and
+// label text held once, GPU values out of range left out (load_metricsbound.go).
+func loadMetrics(ctx context.Context, f trace.File, limit int) (sidecarPoints, error) {
+	if limit <= 0 {
+		limit = maxSidecarSamples
+	}
 	sp := sidecarPoints{path: f.Name, series: map[[2]string][]metricPoint{}, counters: map[int64][]counterSample{}}
+	strs := metricStrings{}
+	var notes metricNotes
+	kept := 0
 	runID, err := f.ScanSamples(ctx, func(ts int64, n, labels string, v float64) {
-		if isGPUMetric(n) {
-			sp.gpu = append(sp.gpu, gpuSample{ts, strings.Clone(n), strings.Clone(labels), v})
+		gpu, counter, kind := isGPUMetric(n), isServerCounter(n), metricKind(n)
+		if !gpu && !counter && kind == "" {
 			return
 		}
-		if isServerCounter(n) {
-			sp.counters[ts] = append(sp.counters[ts], counterSample{strings.Clone(n), strings.Clone(labels), v})
-		}
-		if metricKind(n) == "" {
+		if kept >= limit {
+			notes.dropped++
 			return
 		}
-		k := [2]string{n, labels}
-		pts, ok := sp.series[k]
-		if !ok {
-			// The key outlives the record batch its strings point into.
-			k = [2]string{strings.Clone(k[0]), strings.Clone(k[1])}
+		kept++
+		if gpu {
+			if !gpuValueOK(n, v) {
+				notes.outside(strs.get(n), strs.get(labels), v)
+				return
+			}
+			sp.gpu = append(sp.gpu, gpuSample{ts: ts, name: strs.get(n), labels: strs.get(labels), value: v})
+			return
 		}
-		sp.series[k] = append(pts, metricPoint{ts, v})
+		if counter {
+			sp.counters[ts] = append(sp.counters[ts], counterSample{strs.get(n), strs.get(labels), v})
+		}
+		if kind == "" {
+			return
+		}
+		k := [2]string{strs.get(n), strs.get(labels)}
+		sp.series[k] = append(sp.series[k], metricPoint{ts, v})
 	})
 	sp.runID = runID
+	sp.notes = notes.warnings(f.Name, limit)
 	return sp, err
 }
 

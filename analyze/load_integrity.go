@@ -118,6 +118,8 @@ type sidecarPoints struct {
 	counters map[int64][]counterSample
 	// gpu are the GPU exporters' samples (policy_energy.go).
 	gpu []gpuSample
+	// notes say what was left out while reading (load_metricsbound.go).
+	notes []string
 }
 
 // attachMetrics decides which of the run's metrics files to use and keeps only what
@@ -152,6 +154,7 @@ func attachMetrics(files []sidecarPoints, runID string, sp runSpan) (map[[2]stri
 		case outside > 0:
 			ws = append(ws, fmt.Sprintf("server metrics %s: %d of its %d samples lie outside the run (%s) and were left out", f.path, outside, n, sp))
 		}
+		ws = append(ws, f.notes...)
 		for k, pts := range f.series {
 			for _, p := range pts {
 				if sp.contains(p.ts) {

@@ -39,6 +39,9 @@ type Options struct {
 	// spillChunk is the spill directory's chunk (spill.go): 0 = spillChunk, negative =
 	// keep every value in memory. Tests set it to compare the two.
 	spillChunk int
+	// sidecarSamples bounds the samples kept from one metrics file: 0 =
+	// maxSidecarSamples (load_metricsbound.go); smaller in tests.
+	sidecarSamples int
 }
 
 // Prepare computes the declared deployment once (Deployment), unless it is there

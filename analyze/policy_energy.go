@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -63,6 +64,7 @@ type gpuSample struct {
 	name   string
 	labels string
 	value  float64
+	key    string // gpuKey(labels), once attachGPU has worked it out; "" before
 }
 
 // gpuField is what a GPU series measures, and its scale to ceiling's unit.
@@ -109,8 +111,9 @@ func gpuKey(labels string) string {
 	return m["ceiling_gpu_source"] + "|" + m["Hostname"] + m["hostname"] + "|" + id
 }
 
-// gpuSeries is one GPU's samples of one field, in time order.
-type gpuSeries []gpuSample
+// gpuSeries is one GPU's values of one field (scaled to ceiling's unit), in time
+// order.
+type gpuSeries []metricPoint
 
 // levelGPU maps the GPU samples inside [ws, we] to the level's figures; nil when no
 // GPU power or energy was scraped inside the window.
@@ -121,11 +124,14 @@ func levelGPU(samples []gpuSample, ws, we int64, windowS, outputTokS, requestS f
 			continue
 		}
 		f := gpuFields[s.name]
-		k := gpuKey(s.labels)
+		k := s.key
+		if k == "" {
+			k = gpuKey(s.labels)
+		}
 		if by[k] == nil {
 			by[k] = map[string]gpuSeries{}
 		}
-		by[k][f.kind] = append(by[k][f.kind], gpuSample{s.ts, s.name, s.labels, s.value * f.scale})
+		by[k][f.kind] = append(by[k][f.kind], metricPoint{ts: s.ts, value: s.value * f.scale})
 	}
 	keys := make([]string, 0, len(by))
 	for k, fs := range by {
@@ -252,6 +258,8 @@ func attachGPU(r *Run, samples []gpuSample) {
 		}
 		return
 	}
+	samples, ws := keyGPUSamples(samples)
+	r.Warnings = append(r.Warnings, ws...)
 	missing := 0
 	resets := 0
 	for i := range r.Levels {
@@ -272,6 +280,42 @@ func attachGPU(r *Run, samples []gpuSample) {
 	if resets > 0 {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("GPU telemetry: an energy counter went down %d times inside level windows (a driver reload or GPU reset): counted as a restart from zero", resets))
 	}
+}
+
+// maxGPUs bounds the GPUs telemetry is kept for: 512 nodes of 8. An exporter page
+// that invents a GPU a line (an endless or hostile page) would otherwise make a
+// "GPU" of every sample.
+const maxGPUs = 4096
+
+// keyGPUSamples works out each sample's GPU (gpuKey) once per label text, not once
+// per sample and level (a map per sample: 1.4 GB for a million samples), and keeps
+// the samples of the first maxGPUs GPUs, with a warning when there were more.
+func keyGPUSamples(samples []gpuSample) ([]gpuSample, []string) {
+	keyOf := map[string]string{} // at most maxMetricStrings label texts
+	gpus := map[string]bool{}
+	kept, dropped := samples[:0], 0
+	for _, s := range samples {
+		k, ok := keyOf[s.labels]
+		if !ok {
+			k = gpuKey(s.labels)
+			if len(keyOf) < maxMetricStrings {
+				keyOf[s.labels] = k
+			}
+		}
+		if !gpus[k] {
+			if len(gpus) >= maxGPUs {
+				dropped++
+				continue
+			}
+			gpus[k] = true
+		}
+		s.key = k
+		kept = append(kept, s)
+	}
+	if dropped > 0 {
+		return kept, []string{fmt.Sprintf("GPU telemetry: the exporters named more than %d GPUs; the %d samples of the GPUs beyond them are left out (an exporter page that names a new GPU on every line is not a node's)", maxGPUs, dropped)}
+	}
+	return kept, nil
 }
 
 // gpuTable is the per-level GPU table for the text and markdown outputs; nil when
@@ -298,12 +342,15 @@ func gpuTable(r *Run) *table {
 // runGPUSamples collects the GPU samples of the sidecars that belong to run id (a
 // sidecar naming another run is an earlier recording's, see attachMetrics).
 func runGPUSamples(files []sidecarPoints, id string) []gpuSample {
-	var out []gpuSample
+	var out [][]gpuSample
 	for _, f := range files {
 		if f.runID != "" && id != "" && f.runID != id {
 			continue
 		}
-		out = append(out, f.gpu...)
+		out = append(out, f.gpu)
 	}
-	return out
+	if len(out) == 1 {
+		return out[0] // one file: its samples, not a copy of them
+	}
+	return slices.Concat(out...)
 }

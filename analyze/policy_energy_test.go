@@ -124,7 +124,7 @@ func page(t *testing.T, text, source string, ts int64, repl ...string) []gpuSamp
 	var out []gpuSample
 	for _, s := range samples {
 		if isGPUMetric(s.Name) {
-			out = append(out, gpuSample{ts, s.Name, s.Labels + `,ceiling_gpu_source="` + source + `"`, s.Value})
+			out = append(out, gpuSample{ts: ts, name: s.Name, labels: s.Labels + `,ceiling_gpu_source="` + source + `"`, value: s.Value})
 		}
 	}
 	return out

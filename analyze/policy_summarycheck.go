@@ -98,6 +98,7 @@ func CompareSummary(r *Run, opt Options, s *summary.Summary) *SummaryCheck {
 		sc.Points = append(sc.Points, pc)
 	}
 	sc.Notes = append(sc.Notes, "summary-level points: the other tool's own statistics (its percentile and TPOT definitions), with no requests behind them to re-derive")
+	sc.Notes = append(sc.Notes, s.Warnings...)
 	return sc
 }
 

@@ -149,6 +149,7 @@ type batchCols struct {
 	runID, tokensSource, errText         *array.String
 	level, concurrency, worker           *array.Int32
 	promptTokens, outputTokens, targetPr *array.Int32
+	maxTokens                            *array.Int32
 	status                               *array.Int32
 	rate                                 *array.Float64
 	warmup                               *array.Boolean
@@ -197,6 +198,7 @@ func (c *batchCols) load(rec arrow.Record, cols map[string]int, all bool) {
 	get(&c.outputTokens, colOutputTokens)
 	get(&c.tokensSource, colTokensSource)
 	get(&c.targetPr, colTargetPrompt)
+	get(&c.maxTokens, colMaxTokens)
 	get(&c.status, colStatus)
 	get(&c.errText, colError)
 	if c.err == nil {

@@ -70,6 +70,7 @@ type snapshot struct {
 	genThroughput *float64 // gauge (SGLang)
 	declaredKV    *float64 // tokens the server says its KV cache holds
 	maxRunning    *float64 // a declared cap on running requests (TensorRT-LLM max)
+	refused       []string // declared figures out of range (policy_serverfacts.go)
 }
 
 // counterSample is one scraped series value, as the sidecar stores it.
@@ -202,10 +203,18 @@ func mapSnapshot(samples []counterSample) snapshot {
 		case "config":
 			labels := parseLabelText(x.labels)
 			if v, ok := labelNumber(labels, "kv_cache_size_tokens"); ok {
-				declared.add(v)
+				if declaredInRange(v, maxDeclaredTokens) {
+					declared.add(v)
+				} else {
+					s.refused = append(s.refused, fmt.Sprintf("%s kv_cache_size_tokens = %g is outside 1..%d", x.name, v, int64(maxDeclaredTokens)))
+				}
 			} else if b, ok := labelNumber(labels, "num_gpu_blocks"); ok {
 				if bs, ok := labelNumber(labels, "block_size"); ok {
-					declared.add(b * bs)
+					if declaredInRange(b, maxDeclaredBlocks) && declaredInRange(bs, maxBlockSize) && declaredInRange(b*bs, maxDeclaredTokens) {
+						declared.add(b * bs)
+					} else {
+						s.refused = append(s.refused, fmt.Sprintf("%s num_gpu_blocks = %g × block_size = %g is outside 1..%d tokens", x.name, b, bs, int64(maxDeclaredTokens)))
+					}
 				}
 			}
 		case "trt_req":
@@ -255,6 +264,10 @@ func mapSnapshot(samples []counterSample) snapshot {
 		s.declaredKV = d
 	}
 	s.maxRunning = total("maxrun")
+	if m := s.maxRunning; m != nil && !declaredInRange(*m, maxDeclaredSlots) {
+		s.refused = append(s.refused, fmt.Sprintf("a declared cap of %g running requests is outside 1..%d", *m, maxDeclaredSlots))
+		s.maxRunning = nil
+	}
 	// TensorRT-LLM counts blocks: used / max is the usage (its own fraction gauge
 	// has been seen contradicting the block counts), max × tokens_per the capacity.
 	if used, mx, per := total("trt_used"), total("trt_max"), mean("trt_tokens_per"); mx != nil && *mx > 0 {
@@ -265,6 +278,10 @@ func mapSnapshot(samples []counterSample) snapshot {
 		if per != nil {
 			c := *mx * *per
 			s.declaredKV = &c
+			if !declaredInRange(c, maxDeclaredTokens) {
+				s.refused = append(s.refused, fmt.Sprintf("TensorRT-LLM's max KV blocks %g × tokens per block %g is outside 1..%d tokens", *mx, *per, int64(maxDeclaredTokens)))
+				s.declaredKV = nil
+			}
 			if used != nil {
 				t := *used * *per
 				s.usedTokens = &t
@@ -272,6 +289,10 @@ func mapSnapshot(samples []counterSample) snapshot {
 		}
 	} else if f := mean("trt_fraction"); f != nil {
 		s.kvUsage = f
+	}
+	if d := s.declaredKV; d != nil && !declaredInRange(*d, maxDeclaredTokens) {
+		s.refused = append(s.refused, fmt.Sprintf("a declared KV capacity of %g tokens is outside 1..%d", *d, int64(maxDeclaredTokens)))
+		s.declaredKV = nil
 	}
 	return s
 }

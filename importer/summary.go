@@ -46,6 +46,9 @@ func ReadSummary(path string) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkSummary(s, path); err != nil {
+		return nil, err
+	}
 	s.SummaryLevel = true
 	s.Files = []string{path}
 	return s, nil

@@ -23,7 +23,10 @@ var gpuPowerSeries = map[string]bool{
 func (r *recorder) checkGPUExporters(ctx context.Context) {
 	for _, u := range r.opts.GPUMetricsURLs {
 		source := gpuSourceLabel(u)
-		samples, err := scrape(ctx, r.client, u, time.Now().UnixNano())
+		samples, note, err := scrape(ctx, r.client, u, time.Now().UnixNano())
+		if note != "" {
+			r.noteMetrics("GPU exporter "+source, note)
+		}
 		if err != nil {
 			r.warn(fmt.Sprintf("GPU exporter %s did not answer (%v): no power or energy from it unless it recovers", source, err))
 			continue

@@ -35,8 +35,7 @@ type recorder struct {
 	info     trace.RunInfo
 	tmpParts bool // parts in a temporary directory (-o -)
 
-	metricsMu sync.Mutex
-	metrics   []trace.MetricSample
+	metrics heldMetrics // scraped since the last seal (metricsheld.go)
 
 	nextID int64
 	kvCap  int64 // revealed KV capacity in tokens (0 = unknown)
@@ -220,6 +219,9 @@ func Record(ctx context.Context, opts Options) (trace.RunInfo, error) {
 		return cleanupOnEarlyError(r.explain(err))
 	}
 	r.modelsStatus = pr.ModelsStatus
+	for _, n := range pr.Notes {
+		r.warn(n)
+	}
 	if pr.ModelsErr != nil {
 		r.progress("note: %v; going on with --model %s", pr.ModelsErr, cl.Redact(opts.Model))
 	}
@@ -472,10 +474,7 @@ func (r *recorder) sealLevel(li trace.LevelInfo) error {
 
 // sealMetrics seals the metric samples scraped so far.
 func (r *recorder) sealMetrics(index int) error {
-	r.metricsMu.Lock()
-	samples := r.metrics
-	r.metrics = nil
-	r.metricsMu.Unlock()
+	samples := r.metrics.take()
 	if len(samples) == 0 {
 		return nil
 	}

@@ -21,10 +21,8 @@ func (r *recorder) sweep(ctx context.Context, start int) error {
 		scrapeWG.Add(1)
 		go func() {
 			defer scrapeWG.Done()
-			scrapeMetrics(scrapeCtx, r.client, r.opts.MetricsURL, r.opts.ScrapeInterval, func(s []trace.MetricSample) {
-				r.metricsMu.Lock()
-				r.metrics = append(r.metrics, s...)
-				r.metricsMu.Unlock()
+			scrapeMetrics(scrapeCtx, r.client, r.opts.MetricsURL, r.opts.ScrapeInterval, func(s []trace.MetricSample, note string) {
+				r.keepMetrics("server metrics "+gpuSourceLabel(r.opts.MetricsURL), s, note)
 			})
 		}()
 	}
@@ -34,13 +32,11 @@ func (r *recorder) sweep(ctx context.Context, start int) error {
 		go func() {
 			defer scrapeWG.Done()
 			source := gpuSourceLabel(u)
-			scrapeMetrics(scrapeCtx, r.client, u, r.opts.ScrapeInterval, func(s []trace.MetricSample) {
+			scrapeMetrics(scrapeCtx, r.client, u, r.opts.ScrapeInterval, func(s []trace.MetricSample, note string) {
 				for i := range s {
 					s[i].Labels = withLabel(s[i].Labels, "ceiling_gpu_source", source)
 				}
-				r.metricsMu.Lock()
-				r.metrics = append(r.metrics, s...)
-				r.metricsMu.Unlock()
+				r.keepMetrics("GPU exporter "+source, s, note)
 			})
 		}()
 	}

@@ -58,7 +58,8 @@ var papers = []paper{{"A4", 702}, {"letter", 725}} // (210 − 24) mm and (215.9
 // phone width and checks what a reviewer would see: no two chart labels overlap, no
 // label leaves its chart, on screen or in the print copy; then prints each to PDF on
 // A4 and Letter and checks that no heading is stranded at the bottom of a page, that
-// the first page is not half blank, and that no text prints below 8 pt.
+// the first page is not half blank, that no text is set below 8 pt, and that no word
+// of the PDF (read back with pdftotext) is under 7 pt tall on paper.
 func TestBrowserLayout(t *testing.T) {
 	bin := browsertest.Chromium(t)
 	pdftotext := browsertest.Pdftotext(t)
@@ -176,7 +177,38 @@ func checkPrint(t *testing.T, paper string, pages []browsertest.Page, headings [
 		}
 	}
 	t.Logf("%s: %d pages, filled to %s; smallest printed line box %.1f pt", paper, len(pages), strings.Join(fill, ", "), minH)
+
+	// Every printed word, body text, table cells and chart labels alike, is at
+	// least minWordPt tall on paper. A page wider than the paper is printed
+	// shrunk to fit: the levels table's twenty columns shrank the whole report by
+	// a third (8 pt text 6.2 pt tall; issue 31).
+	words, small := 0, 0
+	var examples []string
+	for i, p := range pages {
+		for _, l := range p.Lines {
+			for _, w := range l.Words {
+				words++
+				if w.Size < minWordPt {
+					small++
+					if len(examples) < 8 {
+						examples = append(examples, fmt.Sprintf("%q %.1f pt on page %d", w.Text, w.Size, i+1))
+					}
+				}
+			}
+		}
+	}
+	t.Logf("%s: %d of %d printed words under %g pt", paper, small, words, minWordPt)
+	if words < 200 {
+		t.Errorf("%s: only %d printed words read back: the check saw nothing", paper, words)
+	}
+	if small > 0 {
+		t.Errorf("%s: %d of %d printed words (%.1f%%) are under %g pt tall, e.g. %s", paper, small, words, 100*float64(small)/float64(words), minWordPt, strings.Join(examples, ", "))
+	}
 }
+
+// minWordPt is the smallest a printed word may be, measured as pdftotext boxes it
+// (about 1.15 × the font size): 7 pt, a 6 pt font at the least.
+const minWordPt = 7.0
 
 // checkPrintFonts lays the page out as it prints (the print rules applied to the
 // screen, at the paper's printable width) and checks the smallest text the browser

@@ -52,6 +52,11 @@ func summarySections(a *analyze.Analysis) []section {
 			add("TPOT", " ms", 1000, p.Theirs.TPOT, p.Measured.TPOT, p.DiffPct.TPOT, 1)
 			sec.Notes = append(sec.Notes, fmt.Sprintf("%s vs level %d of %s: %s.", head, *p.MeasuredLevel, sc.MeasuredRun, strings.Join(parts, ", ")))
 		}
+		// The file's notes: points left out for impossible values, other models
+		// or deployment sizes.
+		for _, n := range sc.Notes {
+			sec.Notes = append(sec.Notes, fmt.Sprintf("SUMMARY-LEVEL · %s · note: %s", sc.Tool, n))
+		}
 	}
 	return []section{sec}
 }

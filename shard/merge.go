@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"slices"
 	"strings"
@@ -19,6 +20,10 @@ type Input struct {
 	Info    trace.RunInfo
 	Rows    []trace.Row
 	Metrics []trace.MetricSample // the sidecar's samples; nil when it had none
+	// Unverified are the files read without a checksum (the trace, its sidecar):
+	// the merge says so in the merged run, whose own checksum covers their values
+	// only as read.
+	Unverified []string
 	// generator names another tool's load generator (MergeGenerators): the
 	// findings say "generator 1 (file)" where a shard's say "shard 1".
 	generator string
@@ -47,6 +52,11 @@ func Read(path string) (Input, error) {
 		return Input{}, fmt.Errorf("reading shard %s: %w", path, err)
 	}
 	in := Input{Name: path, Info: info, Rows: rows}
+	if ok, err := (trace.File{Name: path}).Verified(); err != nil {
+		return Input{}, fmt.Errorf("reading shard %s: %w", path, err)
+	} else if !ok {
+		in.Unverified = append(in.Unverified, path)
+	}
 	mp := trace.MetricsPath(path)
 	if _, err := os.Stat(mp); err == nil {
 		mi, samples, err := trace.ReadMetricsFile(mp)
@@ -55,6 +65,9 @@ func Read(path string) (Input, error) {
 		}
 		if mi.RunID == info.RunID {
 			in.Metrics = samples
+			if ok, err := (trace.File{Name: mp}).Verified(); err == nil && !ok {
+				in.Unverified = append(in.Unverified, mp)
+			}
 		}
 	}
 	return in, nil
@@ -67,7 +80,7 @@ func Read(path string) (Input, error) {
 type Finding struct {
 	Level   int    `json:"level"`
 	Shard   int    `json:"shard"`
-	Kind    string `json:"kind"` // late, slow, overlap, missing_level, clock, metrics
+	Kind    string `json:"kind"` // late, slow, overlap, missing_level, clock, metrics, unverified
 	Message string `json:"message"`
 }
 
@@ -110,7 +123,10 @@ func Merge(inputs []Input) (Merged, error) {
 	slices.SortFunc(ins, func(a, b Input) int { return cmp.Compare(a.Info.Shard.Index, b.Info.Shard.Index) })
 
 	var m Merged
-	corrected := clockCorrect(ins, &m)
+	corrected, err := clockCorrect(ins, &m)
+	if err != nil {
+		return Merged{}, err
+	}
 	first := ins[0].Info
 	m.Info = first
 	m.Info.Levels = nil
@@ -136,6 +152,12 @@ func Merge(inputs []Input) (Merged, error) {
 		m.Rows = append(m.Rows, in.Rows...)
 	}
 	m.Info.StopReason = stopReasons(ins)
+	for _, in := range ins {
+		for _, f := range in.Unverified {
+			m.Findings = append(m.Findings, Finding{Level: -1, Shard: in.Info.Shard.Index, Kind: "unverified",
+				Message: fmt.Sprintf("%s of %s: the merged file's checksum covers its values only as they were read", trace.UnverifiedWarning(f), in.who())})
+		}
+	}
 	mergeLevels(ins, &m)
 	mergeMetrics(ins, &m)
 	slices.SortStableFunc(m.Rows, func(a, b trace.Row) int {
@@ -189,16 +211,33 @@ func checkSameSweep(ins []Input) error {
 	return nil
 }
 
+// maxClockOffset bounds the clock offset a shard may say it measured: clocks
+// kept by NTP are milliseconds apart and an unsynchronised one minutes or hours,
+// so a day is far beyond any real offset, while a forged one (9e18 ns) overflowed
+// the times it was added to (a window of -8,999,999,997 s, exit 0).
+const maxClockOffset = 24 * time.Hour
+
 // clockCorrect moves every shard's times onto the server's clock when every
-// shard measured its offset, and says so when some did not.
-func clockCorrect(ins []Input, m *Merged) bool {
+// shard measured its offset, and says so when some did not. An offset or
+// uncertainty beyond maxClockOffset, or one that would carry a time past the
+// int64 nanoseconds, is refused naming the shard's file and the field.
+func clockCorrect(ins []Input, m *Merged) (bool, error) {
+	for _, in := range ins {
+		s := in.Info.Shard
+		if s.ClockOffsetNs < -int64(maxClockOffset) || s.ClockOffsetNs > int64(maxClockOffset) {
+			return false, fmt.Errorf("%s: shard.clock_offset_ns is %d (%s): beyond ±%s, no clock measured against the server is that far off (the file is damaged or altered)", in.Name, s.ClockOffsetNs, time.Duration(s.ClockOffsetNs), maxClockOffset)
+		}
+		if s.ClockUncertaintyNs < 0 || s.ClockUncertaintyNs > int64(maxClockOffset) {
+			return false, fmt.Errorf("%s: shard.clock_uncertainty_ns is %d: want 0 (not measured) up to %s", in.Name, s.ClockUncertaintyNs, maxClockOffset)
+		}
+	}
 	for _, in := range ins {
 		if in.Info.Shard.ClockUncertaintyNs <= 0 {
 			if len(ins) > 1 {
 				m.Findings = append(m.Findings, Finding{Level: -1, Shard: in.Info.Shard.Index, Kind: "clock",
 					Message: fmt.Sprintf("shard %d did not measure its clock against the server: the shards' times are compared as their clocks read them", in.Info.Shard.Index)})
 			}
-			return false
+			return false, nil
 		}
 	}
 	for i := range ins {
@@ -210,6 +249,11 @@ func clockCorrect(ins []Input, m *Merged) bool {
 		rows := slices.Clone(in.Rows)
 		for j := range rows {
 			r := &rows[j]
+			for _, t := range []*int64{&r.ScheduledNs, &r.SentNs, &r.EndNs, r.FirstTokenNs, r.FirstContentNs} {
+				if t != nil && !fitsShift(*t, d) {
+					return false, fmt.Errorf("%s: shard.clock_offset_ns %d carries request %d's times past what int64 nanoseconds hold (a time of %d ns)", in.Name, d, r.RequestID, *t)
+				}
+			}
 			r.ScheduledNs += d
 			r.SentNs += d
 			r.EndNs += d
@@ -233,11 +277,19 @@ func clockCorrect(ins []Input, m *Merged) bool {
 		in.Info.Ended = in.Info.Ended.Add(time.Duration(d))
 		metrics := slices.Clone(in.Metrics)
 		for j := range metrics {
+			if !fitsShift(metrics[j].TsNs, d) {
+				return false, fmt.Errorf("%s: shard.clock_offset_ns %d carries a metrics sample's time (%d ns) past what int64 nanoseconds hold", in.Name, d, metrics[j].TsNs)
+			}
 			metrics[j].TsNs += d
 		}
 		in.Metrics = metrics
 	}
-	return true
+	return true, nil
+}
+
+// fitsShift says whether t + d stays inside int64.
+func fitsShift(t, d int64) bool {
+	return (d >= 0 && t <= math.MaxInt64-d) || (d < 0 && t >= math.MinInt64-d)
 }
 
 // mergeLevels unites each level of the shards and checks that they ran it together.

@@ -1,12 +1,16 @@
 package shard
 
 import (
+	"encoding/json"
+	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ceiling-llm/ceiling/trace"
+	parquet "github.com/parquet-go/parquet-go"
 )
 
 var t0 = time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
@@ -234,5 +238,102 @@ func TestMergeRoundTrip(t *testing.T) {
 	_, samples, err := trace.ReadMetricsFile(trace.MetricsPath(out))
 	if err != nil || len(samples) != 1 {
 		t.Fatalf("merged sidecar: %d samples, %v", len(samples), err)
+	}
+}
+
+// Issue 31 item 10: a forged clock offset (or uncertainty) is refused naming the
+// shard's file and the field, before any time is moved by it; an offset within
+// the bound that would still carry a time past int64 is refused too. Before, an
+// offset of 9e18 ns overflowed the times: a window of -8,999,999,997 s, exit 0.
+func TestMergeRefusesForgedClockOffset(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		change func(*trace.ShardInfo, []trace.Row)
+		want   string
+	}{
+		{"offset 9e18 ns", func(s *trace.ShardInfo, _ []trace.Row) { s.ClockOffsetNs = 9e18 }, "shard.clock_offset_ns is 9000000000000000000"},
+		{"offset -9e18 ns", func(s *trace.ShardInfo, _ []trace.Row) { s.ClockOffsetNs = -9e18 }, "shard.clock_offset_ns is -9000000000000000000"},
+		{"offset 25 h", func(s *trace.ShardInfo, _ []trace.Row) { s.ClockOffsetNs = int64(25 * time.Hour) }, "beyond ±24h0m0s"},
+		{"negative uncertainty", func(s *trace.ShardInfo, _ []trace.Row) { s.ClockUncertaintyNs = -1 }, "shard.clock_uncertainty_ns is -1"},
+		{"a time near int64's end", func(s *trace.ShardInfo, rows []trace.Row) {
+			s.ClockOffsetNs = int64(time.Hour)
+			rows[3].EndNs = math.MaxInt64 - 5
+		}, "past what int64 nanoseconds hold"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var ins []Input
+			for i := range 2 {
+				ins = append(ins, shardInput(shardSpec{index: i, count: 2, c: 4, start: [2]time.Duration{0, 30 * time.Second}, busy: -1, offset: time.Millisecond}))
+			}
+			c.change(ins[1].Info.Shard, ins[1].Rows)
+			_, err := Merge(ins)
+			if err == nil || !strings.Contains(err.Error(), ins[1].Name) || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error %v, want one naming %s and saying %q", err, ins[1].Name, c.want)
+			}
+		})
+	}
+}
+
+// Issue 31 item 9, merge: a shard trace without a checksum is not laundered into
+// a merged file that looks verified: the merged run's warnings (which the
+// analysis shows) name the file read unverified. Before, the merged file carried
+// a fresh, valid checksum and not a word.
+func TestMergeCarriesUnverifiedThrough(t *testing.T) {
+	dir := t.TempDir()
+	var ins []Input
+	bare := ""
+	for i, in := range threeShards() {
+		p := filepath.Join(dir, filepathName(i)[len("traces/"):])
+		if i == 1 {
+			bare = p
+			writeWithoutChecksum(t, p, in.Info, in.Rows)
+		} else if err := trace.WriteFile(p, in.Info, in.Rows); err != nil {
+			t.Fatal(err)
+		}
+		got, err := Read(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ins = append(ins, got)
+	}
+	m, err := Merge(ins)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "merged.parquet")
+	if err := m.Write(out); err != nil {
+		t.Fatal(err)
+	}
+	info, err := trace.ReadInfo(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := strings.Join(info.Warnings, "\n")
+	if !strings.Contains(w, bare+" carries no checksum") || strings.Count(w, "carries no checksum") != 1 {
+		t.Errorf("the merged run's warnings %q do not name %s (alone) as read unverified", info.Warnings, bare)
+	}
+}
+
+// writeWithoutChecksum writes a trace as a tool that knows no ceiling.digest does:
+// the schema version and run info, no checksum.
+func writeWithoutChecksum(t *testing.T, path string, info trace.RunInfo, rows []trace.Row) {
+	t.Helper()
+	raw, err := json.Marshal(info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := parquet.NewGenericWriter[trace.Row](f, parquet.KeyValueMetadata(trace.MetaSchemaVersion, "2"), parquet.KeyValueMetadata(trace.MetaRun, string(raw)))
+	if _, err := w.Write(rows); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
 	}
 }

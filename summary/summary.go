@@ -43,4 +43,7 @@ type Summary struct {
 	Files        []string `json:"files"`
 	Points       []Point  `json:"points"`
 	Missing      []string `json:"missing"`
+	// Warnings name the points left out for impossible values (the importer's
+	// value checks), with the file, the point and the field.
+	Warnings []string `json:"warnings,omitempty"`
 }

@@ -164,15 +164,15 @@ func checkFooter(ra io.ReaderAt, size int64) (err error) {
 // readMetaKind checks that the file is a ceiling trace (or part) of a schema
 // version this package reads and returns its MetaRun JSON (nil when absent) and,
 // for a part, its kind (MetaPart).
-func (f File) readMetaKind() (json.RawMessage, string, error) {
-	rdr, _, err := f.open()
+func (f File) readMetaKind() (raw json.RawMessage, kind string, verified bool, err error) {
+	rdr, fd, err := f.open()
 	if err != nil {
-		return nil, "", err
+		return nil, "", false, err
 	}
 	defer rdr.Close()
-	raw, err := checkMeta(f.Name, rdr)
+	raw, err = checkMeta(f.Name, rdr)
 	if err != nil {
-		return nil, "", err
+		return nil, "", false, err
 	}
 	var part struct {
 		Kind string `json:"kind"`
@@ -180,7 +180,24 @@ func (f File) readMetaKind() (json.RawMessage, string, error) {
 	if v := rdr.MetaData().KeyValueMetadata().FindValue(MetaPart); v != nil {
 		_ = json.Unmarshal([]byte(*v), &part) // a part without a readable kind is read as rows
 	}
-	return raw, part.Kind, nil
+	return raw, part.Kind, fd != nil, nil
+}
+
+// Verified says whether the file carries a checksum (MetaDigest) that its reads
+// are checked against; a file without one (another tool's, one written before
+// checksums, or one whose checksum was stripped) is read unverified.
+func (f File) Verified() (bool, error) {
+	rdr, fd, err := f.open()
+	if err != nil {
+		return false, err
+	}
+	rdr.Close()
+	return fd != nil, nil
+}
+
+// UnverifiedWarning is what a reader says of a file read without a checksum.
+func UnverifiedWarning(name string) string {
+	return fmt.Sprintf("%s carries no checksum (%s): its values are read unverified (another tool wrote it, a ceiling before checksums, or it was altered)", name, MetaDigest)
 }
 
 func checkMeta(name string, rdr *file.Reader) (json.RawMessage, error) {

@@ -107,13 +107,16 @@ func OpenImage(name string, image []byte) (*Source, error) {
 func (s *Source) add(files []File) error {
 	levels := map[int]LevelInfo{}
 	for _, f := range files {
-		raw, kind, err := f.readMetaKind()
+		raw, kind, verified, err := f.readMetaKind()
 		if err != nil && s.salvage && errors.Is(err, ErrCorrupt) {
 			s.Warnings = append(s.Warnings, fmt.Sprintf("%v: the part is left out (--ignore-corrupt); its levels are missing", err))
 			continue
 		}
 		if err != nil {
 			return err
+		}
+		if !verified {
+			s.Warnings = append(s.Warnings, UnverifiedWarning(f.Name))
 		}
 		if kind == partKindMetrics {
 			s.Sidecars = append(s.Sidecars, f)

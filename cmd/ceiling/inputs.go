@@ -36,7 +36,7 @@ func analyzeInputs(ctx context.Context, names []string, opt analyze.Options, war
 			traces = append(traces, in.Files[0])
 		}
 	}
-	shards, err := shardGroups(traces)
+	shards, err := shardGroups(traces, opt.IgnoreCorrupt)
 	if err != nil {
 		return nil, err
 	}
@@ -80,7 +80,7 @@ func analyzeInputs(ctx context.Context, names []string, opt analyze.Options, war
 // analyzeTrace analyzes the trace file or RUN.parts directory name; an imported
 // trace is compared with its tool's own summary.
 func analyzeTrace(ctx context.Context, name string, opt analyze.Options) ([]analyze.Run, error) {
-	src, err := trace.Open(name)
+	src, err := openTrace(name, opt.IgnoreCorrupt)
 	if err != nil {
 		return nil, err
 	}
@@ -90,6 +90,16 @@ func analyzeTrace(ctx context.Context, name string, opt analyze.Options) ([]anal
 	}
 	importer.CompareAnalysis(a.Runs, src.Info)
 	return a.Runs, nil
+}
+
+// openTrace opens the trace file or RUN.parts directory name; with salvage
+// (--ignore-corrupt) the corrupt parts of a RUN.parts directory are left out with
+// a warning naming each, as analyze.Analyze does, instead of losing the whole run.
+func openTrace(name string, salvage bool) (*trace.Source, error) {
+	if salvage {
+		return trace.OpenSalvage(name)
+	}
+	return trace.Open(name)
 }
 
 // analyzeGiven is what analyze and report do with the names given: it sets

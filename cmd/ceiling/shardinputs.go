@@ -11,7 +11,6 @@ import (
 	"github.com/ceiling-llm/ceiling/analyze"
 	"github.com/ceiling-llm/ceiling/internal/safetext"
 	"github.com/ceiling-llm/ceiling/shard"
-	"github.com/ceiling-llm/ceiling/trace"
 )
 
 // Shard traces given to analyze or report directly: the traces of two or more
@@ -21,11 +20,11 @@ import (
 
 // shardGroups returns, for each run id given as two or more shard traces, the
 // names of those traces in the order given; names that are not shard traces are
-// left out.
-func shardGroups(names []string) (map[string][]string, error) {
+// left out. salvage is --ignore-corrupt (openTrace).
+func shardGroups(names []string, salvage bool) (map[string][]string, error) {
 	byRun := map[string][]string{}
 	for _, name := range names {
-		src, err := trace.Open(name)
+		src, err := openTrace(name, salvage)
 		if err != nil {
 			return nil, err
 		}

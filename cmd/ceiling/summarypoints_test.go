@@ -69,3 +69,46 @@ func abs(x float64) float64 {
 	}
 	return x
 }
+
+// Issue 31 item 13, through the command: an InferenceX point no measurement can
+// have (concurrency 1e15, 1e308 tok/s) is not set beside the run; the note naming
+// the file, point and field is in the analysis and in the report.
+func TestAnalyzeLeavesOutImpossibleSummaryPoints(t *testing.T) {
+	run := filepath.Join("..", "..", "importer", "testdata", "genai-bench", "regression_main_branch")
+	dir := t.TempDir()
+	points := filepath.Join(dir, "agg.json")
+	body := `[{"hw": "h100", "tp": 1, "conc": 1, "output_tput_per_gpu": 100, "median_ttft": 0.25},
+	          {"hw": "h100", "tp": 1, "conc": 1e15, "output_tput_per_gpu": 100},
+	          {"hw": "h100", "tp": 1, "conc": 1, "output_tput_per_gpu": 1e308}]`
+	if err := os.WriteFile(points, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runCLI("analyze", run, points, "--format", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var a analyze.Analysis
+	if err := json.Unmarshal([]byte(stdout), &a); err != nil {
+		t.Fatal(err)
+	}
+	if len(a.SummaryChecks) != 1 || len(a.SummaryChecks[0].Points) != 1 {
+		t.Fatalf("summary checks %+v, want the one possible point", a.SummaryChecks)
+	}
+	notes := strings.Join(a.SummaryChecks[0].Notes, "\n")
+	for _, want := range []string{"agg.json element 1 left out: concurrency 1e+15", "agg.json element 2 left out: output tok/s per GPU 1e+308"} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("notes %q lack %q", notes, want)
+		}
+	}
+	html := filepath.Join(dir, "report.html")
+	if code, _, stderr := runCLI("report", run, points, "-o", html); code != 0 {
+		t.Fatalf("report: exit %d: %s", code, stderr)
+	}
+	page, err := os.ReadFile(html)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(page), "agg.json element 1 left out: concurrency 1e+15") {
+		t.Error("the report does not say the impossible point was left out")
+	}
+}

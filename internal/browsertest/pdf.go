@@ -25,6 +25,18 @@ type Line struct {
 	// Height is the tallest word box of the line: about 1.15 × the font size for
 	// the sans-serif fonts Chromium prints with.
 	Height float64
+	// Words are the line's words with their printed size.
+	Words []Word
+	// Vertical says the line runs down the page (a rotated chart label): its
+	// words are stacked, each box as wide as the text is tall.
+	Vertical bool
+}
+
+// Word is one printed word and its size: the height of its box across the line
+// (for a vertical line, the box's width), about 1.15 × the font size as printed.
+type Word struct {
+	Text string
+	Size float64
 }
 
 // Last is the line lowest on the page (the one a reader reaches last).
@@ -71,6 +83,8 @@ func ReadPDF(t testing.TB, pdftotext, pdf string) []Page {
 // parseBBox reads pdftotext -bbox-layout's XHTML: page > flow > block > line > word.
 func parseBBox(b []byte) ([]Page, error) {
 	type word struct {
+		XMin float64 `xml:"xMin,attr"`
+		XMax float64 `xml:"xMax,attr"`
 		YMin float64 `xml:"yMin,attr"`
 		YMax float64 `xml:"yMax,attr"`
 		Text string  `xml:",chardata"`
@@ -111,10 +125,23 @@ func parseBBox(b []byte) ([]Page, error) {
 			for _, bl := range f.Blocks {
 				for _, l := range bl.Lines {
 					var words []string
-					ln := Line{YMin: l.YMin, YMax: l.YMax}
+					// Stacked, read downwards or upwards: each word's box lies wholly
+					// below, or wholly above, the one before it.
+					down, up := len(l.Words) > 1, len(l.Words) > 1
+					for i := 1; i < len(l.Words); i++ {
+						a, b := l.Words[i-1], l.Words[i]
+						down = down && b.YMin >= a.YMax-0.5
+						up = up && b.YMax <= a.YMin+0.5
+					}
+					ln := Line{YMin: l.YMin, YMax: l.YMax, Vertical: down || up}
 					for _, w := range l.Words {
 						words = append(words, w.Text)
 						ln.Height = max(ln.Height, w.YMax-w.YMin)
+						size := w.YMax - w.YMin
+						if ln.Vertical {
+							size = w.XMax - w.XMin
+						}
+						ln.Words = append(ln.Words, Word{Text: w.Text, Size: size})
 					}
 					ln.Text = strings.Join(words, " ")
 					pg.Lines = append(pg.Lines, ln)

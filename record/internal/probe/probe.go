@@ -31,6 +31,8 @@ type Probe struct {
 	// ModelsErr is why /v1/models gave no answer when the run went on without it
 	// (the model was given and the list was too slow).
 	ModelsErr error
+	// Notes name the server's figures refused as out of range (bounds.go).
+	Notes []string
 }
 
 // Server asks the server what it is. Only an unreachable server or refused
@@ -80,7 +82,7 @@ func server(ctx context.Context, c *client.Client) (Probe, error) {
 			for i, m := range models.Data {
 				p.Models = append(p.Models, m.ID)
 				if i == 0 {
-					p.Server.MaxModelLen = m.MaxModelLen
+					p.Server.MaxModelLen = p.inRange("/v1/models max_model_len", m.MaxModelLen, maxDeclaredTokens)
 					if m.OwnedBy == "vllm" {
 						p.Server.Kind = "vllm"
 					} else if m.OwnedBy == "sglang" {
@@ -105,11 +107,11 @@ func server(ctx context.Context, c *client.Client) (Probe, error) {
 				p.Server.Kind = "vllm"
 				if s.Name == "vllm:cache_config_info" {
 					labels := prom.ParseLabels(s.Labels)
-					p.Server.NumGPUBlocks = intLabel(labels, "num_gpu_blocks")
-					p.Server.BlockSize = intLabel(labels, "block_size")
+					p.Server.NumGPUBlocks = p.inRange("vllm:cache_config_info num_gpu_blocks", intLabel(labels, "num_gpu_blocks"), maxDeclaredBlocks)
+					p.Server.BlockSize = p.inRange("vllm:cache_config_info block_size", intLabel(labels, "block_size"), maxBlockSize)
 					// Newer vLLM states the token capacity itself; blocks × block size
 					// is wrong for hybrid models, whose block_size is the smallest group's.
-					kvSizeTokens = intLabel(labels, "kv_cache_size_tokens")
+					kvSizeTokens = p.inRange("vllm:cache_config_info kv_cache_size_tokens", intLabel(labels, "kv_cache_size_tokens"), maxDeclaredTokens)
 				}
 			case strings.HasPrefix(s.Name, "sglang:"):
 				p.Server.Kind = "sglang"
@@ -119,10 +121,13 @@ func server(ctx context.Context, c *client.Client) (Probe, error) {
 				p.Server.Kind = "tgi"
 			}
 		}
-		if kvSizeTokens != nil && *kvSizeTokens > 0 {
+		if kvSizeTokens != nil {
 			p.Server.KVCapacityTokens = kvSizeTokens
-		} else if p.Server.NumGPUBlocks != nil && p.Server.BlockSize != nil {
-			p.Server.KVCapacityTokens = ptr(*p.Server.NumGPUBlocks * *p.Server.BlockSize)
+		} else if kv := p.product("vllm:cache_config_info num_gpu_blocks", p.Server.NumGPUBlocks, "block_size", p.Server.BlockSize, maxDeclaredTokens); kv != nil {
+			p.Server.KVCapacityTokens = kv
+		} else {
+			// Blocks and a size whose product no cache holds are not the server's.
+			p.Server.NumGPUBlocks, p.Server.BlockSize = nil, nil
 		}
 	}
 
@@ -137,10 +142,10 @@ func server(ctx context.Context, c *client.Client) (Probe, error) {
 		}
 		if json.Unmarshal(body, &props) == nil && (props.TotalSlots != nil || props.DefaultGenerationSettings.NCtx != nil) {
 			p.Server.Kind = "llamacpp"
-			p.Server.Slots = props.TotalSlots
+			p.Server.Slots = p.inRange("/props total_slots", props.TotalSlots, maxDeclaredSlots)
 			p.Server.Version = props.BuildInfo
 			// n_ctx in /props is per slot; the KV cache holds n_ctx × slots tokens.
-			p.Server.NCtx = props.DefaultGenerationSettings.NCtx
+			p.Server.NCtx = p.inRange("/props n_ctx", props.DefaultGenerationSettings.NCtx, maxDeclaredTokens)
 		}
 	}
 	if p.Server.Kind == "llamacpp" {
@@ -148,26 +153,28 @@ func server(ctx context.Context, c *client.Client) (Probe, error) {
 			var slots []struct {
 				NCtx *int64 `json:"n_ctx"`
 			}
-			if json.Unmarshal(body, &slots) == nil && len(slots) > 0 {
+			if json.Unmarshal(body, &slots) == nil && len(slots) > 0 && len(slots) <= maxDeclaredSlots {
 				if p.Server.Slots == nil {
 					p.Server.Slots = ptr(int64(len(slots)))
 				}
+				// Each slot's n_ctx is checked, so the sum of at most 2^20 of
+				// them cannot overflow.
 				var total int64
-				for _, s := range slots {
-					if s.NCtx != nil {
-						total += *s.NCtx
+				for i, s := range slots {
+					if n := p.inRange(fmt.Sprintf("/slots[%d] n_ctx", i), s.NCtx, maxDeclaredTokens); n != nil {
+						total += *n
 					}
 				}
 				if total > 0 {
-					p.Server.KVCapacityTokens = ptr(total)
+					p.Server.KVCapacityTokens = p.inRange("the sum of /slots n_ctx", ptr(total), maxDeclaredTokens)
 				}
-				if p.Server.NCtx == nil && slots[0].NCtx != nil {
+				if p.Server.NCtx == nil && slots[0].NCtx != nil && *slots[0].NCtx >= 1 && *slots[0].NCtx <= maxDeclaredTokens {
 					p.Server.NCtx = slots[0].NCtx
 				}
 			}
 		}
 		if p.Server.KVCapacityTokens == nil && p.Server.NCtx != nil && p.Server.Slots != nil {
-			p.Server.KVCapacityTokens = ptr(*p.Server.NCtx * *p.Server.Slots)
+			p.Server.KVCapacityTokens = p.product("/props n_ctx", p.Server.NCtx, "total_slots", p.Server.Slots, maxDeclaredTokens)
 		}
 		if p.Server.MaxModelLen == nil && p.Server.NCtx != nil {
 			p.Server.MaxModelLen = p.Server.NCtx
@@ -185,13 +192,13 @@ func server(ctx context.Context, c *client.Client) (Probe, error) {
 			}
 			if json.Unmarshal(body, &info) == nil && info.MaxTotalNumTokens != nil {
 				p.Server.Kind = "sglang"
-				p.Server.KVCapacityTokens = info.MaxTotalNumTokens
+				p.Server.KVCapacityTokens = p.inRange("/get_server_info max_total_num_tokens", info.MaxTotalNumTokens, maxDeclaredTokens)
 				p.Server.Version = info.Version
 				if p.Server.MaxModelLen == nil {
-					p.Server.MaxModelLen = info.ContextLength
+					p.Server.MaxModelLen = p.inRange("/get_server_info context_length", info.ContextLength, maxDeclaredTokens)
 				}
-				if info.MaxRunningRequests != nil {
-					p.Server.Slots = info.MaxRunningRequests
+				if n := p.inRange("/get_server_info max_running_requests", info.MaxRunningRequests, maxDeclaredSlots); n != nil {
+					p.Server.Slots = n
 				}
 			}
 		}
@@ -223,10 +230,10 @@ func server(ctx context.Context, c *client.Client) (Probe, error) {
 				p.Server.Kind = "tgi"
 				p.Server.Version = v.Version
 				if p.Server.MaxModelLen == nil {
-					p.Server.MaxModelLen = v.MaxTotal
+					p.Server.MaxModelLen = p.inRange("/info max_total_tokens", v.MaxTotal, maxDeclaredTokens)
 				}
-				if p.Server.KVCapacityTokens == nil && v.MaxBatchTotal != nil && *v.MaxBatchTotal > 0 {
-					p.Server.KVCapacityTokens = v.MaxBatchTotal
+				if p.Server.KVCapacityTokens == nil {
+					p.Server.KVCapacityTokens = p.inRange("/info max_batch_total_tokens", v.MaxBatchTotal, maxDeclaredTokens)
 				}
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -115,5 +116,78 @@ func TestTGIInfo(t *testing.T) {
 	}
 	if p.Server.Kind != "tgi" || deref(p.Server.KVCapacityTokens) != 149904 || deref(p.Server.MaxModelLen) != 4096 || p.Server.Version != "3.1.2" {
 		t.Errorf("TGI probe %+v, want kind tgi, KV 149904, max_model_len 4096, version 3.1.2", p.Server)
+	}
+}
+
+// Issue 31 item 11: every figure a server declares is range-checked before it is
+// kept: vLLM's num_gpu_blocks × block_size that overflows int64 (to 4 tokens, as a
+// forged page made it), a product beyond any KV pool, a negative or zero count,
+// llama.cpp's slots and SGLang's pool; each refused figure is named in a note and
+// left unknown, never used.
+func TestServerDeclaredFiguresRangeChecked(t *testing.T) {
+	models := `{"data":[{"id":"m","owned_by":"OWNER","max_model_len":MAXLEN}]}`
+	cacheInfo := func(blocks, size string) string {
+		return `vllm:cache_config_info{block_size="` + size + `",cache_dtype="auto",num_cpu_blocks="0",num_gpu_blocks="` + blocks + `"} 1.0` + "\n"
+	}
+	for _, tc := range []struct {
+		name      string
+		pages     map[string]string
+		wantKV    int64 // 0 = unknown
+		wantSlots int64
+		wantNote  string
+	}{
+		{"blocks × size overflows to 4", map[string]string{"/metrics": cacheInfo("4611686018427387905", "4")}, 0, 0, "num_gpu_blocks = 4611686018427387905, outside 1..4294967296"},
+		{"blocks × size beyond any pool", map[string]string{"/metrics": cacheInfo("4294967296", "65536")}, 0, 0, "whose product is outside 1..68719476736 tokens"},
+		{"negative blocks", map[string]string{"/metrics": cacheInfo("-4", "16")}, 0, 0, "num_gpu_blocks = -4"},
+		{"zero block size", map[string]string{"/metrics": cacheInfo("1000", "0")}, 0, 0, "block_size = 0"},
+		{"in range", map[string]string{"/metrics": cacheInfo("1000", "16")}, 16000, 0, ""},
+		{"max_model_len beyond", map[string]string{"MAXLEN": "9223372036854775807", "/metrics": cacheInfo("1000", "16")}, 16000, 0, "/v1/models max_model_len = 9223372036854775807"},
+		{"llama.cpp slots", map[string]string{"/props": `{"total_slots":-3,"default_generation_settings":{"n_ctx":4096}}`}, 0, 0, "/props total_slots = -3"},
+		{"llama.cpp n_ctx × slots", map[string]string{"/props": `{"total_slots":1048576,"default_generation_settings":{"n_ctx":68719476736}}`}, 0, 1048576, "whose product is outside"},
+		{"sglang pool", map[string]string{"OWNER": "sglang", "/get_server_info": `{"max_total_num_tokens":-1,"max_running_requests":1000000000000}`}, 0, 0, "max_total_num_tokens = -1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path == "/v1/models" {
+					ml := tc.pages["MAXLEN"]
+					if ml == "" {
+						ml = "4096"
+					}
+					owner := tc.pages["OWNER"]
+					if owner == "" {
+						owner = "vllm"
+					}
+					_, _ = w.Write([]byte(strings.NewReplacer("MAXLEN", ml, "OWNER", owner).Replace(models)))
+					return
+				}
+				page, ok := tc.pages[r.URL.Path]
+				if !ok {
+					http.NotFound(w, r)
+					return
+				}
+				_, _ = w.Write([]byte(page))
+			}))
+			defer srv.Close()
+			p, err := Server(context.Background(), newClient(t, srv.URL, ""))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := deref(p.Server.KVCapacityTokens); got != tc.wantKV {
+				t.Errorf("KV capacity %d tokens, want %d (notes %q)", got, tc.wantKV, p.Notes)
+			}
+			if got := deref(p.Server.Slots); got != tc.wantSlots {
+				t.Errorf("slots %d, want %d", got, tc.wantSlots)
+			}
+			if ml := deref(p.Server.MaxModelLen); ml < 0 || ml > maxDeclaredTokens {
+				t.Errorf("max_model_len %d kept", ml)
+			}
+			notes := strings.Join(p.Notes, "\n")
+			if tc.wantNote == "" && notes != "" {
+				t.Errorf("notes %q for figures in range", notes)
+			}
+			if !strings.Contains(notes, tc.wantNote) {
+				t.Errorf("notes %q, want one saying %q", notes, tc.wantNote)
+			}
+		})
 	}
 }

@@ -2,6 +2,7 @@ package record
 
 import (
 	"context"
+	"errors"
 	"math"
 	"strings"
 	"testing"
@@ -76,4 +77,33 @@ func TestRecordSearchUnderInterference(t *testing.T) {
 		}
 		t.Logf("seed %d: %s; path%s", seed, s.Answer, path(info.Levels))
 	}
+}
+
+// TestRecordSearchNoPassingLevel (issue 31 item 12): a server that fails half its
+// requests at every level: no level passes the error criterion, so the search
+// must say it found no ceiling and return ErrNoCeiling, keeping its levels, never
+// answer a ceiling.
+func TestRecordSearchNoPassingLevel(t *testing.T) {
+	eng := enginetest.New(enginetest.Config{Model: "m", TTFT: 20 * time.Millisecond, TokenGap: 2 * time.Millisecond, Slots: 4,
+		Fault: func(i int64) enginetest.Fault {
+			if i >= 5 && i%2 == 1 { // the pre-flight requests first
+				return enginetest.FaultInternal
+			}
+			return enginetest.FaultNone
+		}})
+	defer eng.Close()
+	o := searchOptions(t, eng.URL())
+	o.SearchStart = 8
+	info, err := Record(context.Background(), o)
+	if !errors.Is(err, ErrNoCeiling) {
+		t.Fatalf("error %v, want ErrNoCeiling", err)
+	}
+	s := info.Search
+	if s == nil || !s.Done || s.Ceiling != 0 || !strings.HasPrefix(s.Answer, "no ceiling found: no level passed") {
+		t.Errorf("search %+v: want no ceiling", s)
+	}
+	if len(info.Levels) == 0 {
+		t.Error("the levels the search ran were not kept")
+	}
+	t.Logf("%s; path%s", s.Answer, path(info.Levels))
 }

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/ceiling-llm/ceiling/engine"
 )
 
 // SGLang's genai-bench writes an experiment folder: experiment_metadata.json (the
@@ -104,7 +106,7 @@ func genaiMeta(run *Run, name string, data []byte) error {
 		run.Model = v
 	}
 	if v, ok, _ := m.str("server_engine"); ok {
-		run.ServerKind = strings.ToLower(v)
+		run.ServerKind = engine.Name(strings.ToLower(v))
 	}
 	if v, ok, _ := m.str("server_version"); ok {
 		run.ServerVer = v

@@ -24,14 +24,16 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/ceiling-llm/ceiling/engine"
 )
 
 // Source tools, as --from names them.
 const (
 	FromAuto      = "auto"
-	FromVLLM      = "vllm"
+	FromVLLM      = string(engine.VLLM) // vllm bench serve: engine.BenchOf finds its advice by this name
 	FromVLLMSweep = "vllm-sweep"
-	FromSGLang    = "sglang"
+	FromSGLang    = string(engine.SGLang) // sglang.bench_serving, likewise
 	FromAIPerf    = "aiperf"
 	FromGuideLLM  = "guidellm"
 	// FromLLMPerf is Ray's llmperf; FromInferencePerf Kubernetes' inference-perf;
@@ -60,9 +62,9 @@ type Run struct {
 	ToolVersion string   // "" when the file does not say
 	Files       []string // as given
 	Model       string
-	BaseURL     string // without credentials; "" when unknown
-	Endpoint    string // "chat", "completions" or ""
-	ServerKind  string // "sglang" when the tool saw the server, "" when unknown
+	BaseURL     string      // without credentials; "" when unknown
+	Endpoint    string      // "chat", "completions" or ""
+	ServerKind  engine.Name // engine.SGLang when the tool saw the server, "" when unknown
 	ServerVer   string
 	Started     time.Time // zero when unknown
 	Levels      []Level

@@ -1,6 +1,10 @@
 package importer
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/ceiling-llm/ceiling/engine"
+)
 
 // SGLang `python -m sglang.bench_serving --output-file F` appends one JSON object
 // per run to F. With --output-details it adds the per-request arrays input_lens,
@@ -15,7 +19,7 @@ func readSGLang(path string) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	run := &Run{Tool: FromSGLang, Files: []string{path}, ServerKind: "sglang"}
+	run := &Run{Tool: FromSGLang, Files: []string{path}, ServerKind: engine.SGLang}
 	for _, o := range objs {
 		if si, ok, err := o.obj("server_info"); err != nil {
 			return nil, err

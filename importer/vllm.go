@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/ceiling-llm/ceiling/engine"
 )
 
 // vLLM `bench serve --save-result` (benchmarks/benchmark_serving.py or
@@ -255,7 +257,7 @@ func addBenchLevel(run *Run, o object, k benchKeys, label string) error {
 	}
 	if sc, ok, _ := o.obj("server_config"); ok {
 		if v, ok, _ := sc.str("vllm_version"); ok {
-			run.ServerKind, run.ServerVer = "vllm", v
+			run.ServerKind, run.ServerVer = engine.VLLM, v
 		}
 	}
 	if run.Started.IsZero() || (!lv.Started.IsZero() && lv.Started.Before(run.Started)) {

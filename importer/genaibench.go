@@ -281,3 +281,20 @@ func genaiRequest(o object, scale float64) (Request, error) {
 	}
 	return r, nil
 }
+
+// genaiBenchTool is SGLang's genai-bench: a scenario's results, or the experiment
+// directory holding them. experiment_metadata.json alone is detected so that
+// readGenAIBench can refuse it with what to import.
+func genaiBenchTool() tool {
+	return tool{
+		name:       FromGenAIBench,
+		detectRank: 50,
+		detect: func(h head) (bool, error) {
+			return h.isJSON() && ((h.has("aggregated_metrics") && h.has("individual_request_metrics")) ||
+				(h.has("benchmark_version") && h.has("traffic_scenario"))), nil
+		},
+		dirEntry: func(name string) bool { return name == genaiMetadata },
+		read:     readGenAIBench,
+		note:     wholeRunNote,
+	}
+}

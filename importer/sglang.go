@@ -45,3 +45,16 @@ func readSGLang(path string) (*Run, error) {
 		"HTTP status of failed requests (only the error text)")
 	return run, nil
 }
+
+// sglangTool is SGLang's bench_serving.
+func sglangTool() tool {
+	return tool{
+		name:       FromSGLang,
+		detectRank: 90,
+		detect: func(h head) (bool, error) {
+			return h.isJSON() && h.has("server_info", "mean_e2e_latency_ms", "total_output_tokens_retokenized"), nil
+		},
+		read: readSGLang,
+		note: wholeDurationNote,
+	}
+}

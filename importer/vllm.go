@@ -307,3 +307,27 @@ func benchCoordinate(run *Run, o object, lv *Level, n int) error {
 	}
 	return nil
 }
+
+// vllmTool is vLLM's vllm bench serve, whose keys are a subset of SGLang's
+// bench_serving's, so it is detected last.
+func vllmTool() tool {
+	return tool{
+		name:       FromVLLM,
+		detectRank: 100,
+		detect: func(h head) (bool, error) {
+			return h.isJSON() && (h.has("ttfts") || (h.has("mean_ttft_ms") && h.has("duration"))), nil
+		},
+		read: readVLLM,
+		note: wholeDurationNote,
+	}
+}
+
+// wholeDurationNote is the note for vLLM's and SGLang's benchmarks, which divide by
+// their whole duration.
+func wholeDurationNote(r Reference) string {
+	switch r.Metric {
+	case "output_tok_s", "request_s":
+		return "the tool divides by its whole duration (arrival schedule, ramp-up and drain included); ceiling uses the steady-state window"
+	}
+	return ""
+}

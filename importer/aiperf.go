@@ -315,6 +315,9 @@ func peakInFlight(reqs []Request) int {
 	return max(peak, 1)
 }
 
+// FromAIPerf is NVIDIA AIPerf.
+const FromAIPerf = "aiperf"
+
 // aiperfTool is NVIDIA AIPerf: its per-record export, or its summary (JSON or CSV),
 // which is read with the records beside it.
 func aiperfTool() tool {

@@ -282,6 +282,9 @@ func genaiRequest(o object, scale float64) (Request, error) {
 	return r, nil
 }
 
+// FromGenAIBench is SGLang's genai-bench.
+const FromGenAIBench = "genai-bench"
+
 // genaiBenchTool is SGLang's genai-bench: a scenario's results, or the experiment
 // directory holding them. experiment_metadata.json alone is detected so that
 // readGenAIBench can refuse it with what to import.

@@ -350,6 +350,9 @@ func guidellmRequest(o object, status string) (Request, error) {
 	return r, nil
 }
 
+// FromGuideLLM is guidellm.
+const FromGuideLLM = "guidellm"
+
 // guidellmTool is guidellm's benchmarks report.
 func guidellmTool() tool {
 	return tool{

@@ -28,24 +28,9 @@ import (
 	"github.com/ceiling-llm/ceiling/engine"
 )
 
-// Source tools, as --from names them.
-const (
-	FromAuto      = "auto"
-	FromVLLM      = string(engine.VLLM) // vllm bench serve: engine.BenchOf finds its advice by this name
-	FromVLLMSweep = "vllm-sweep"
-	FromSGLang    = string(engine.SGLang) // sglang.bench_serving, likewise
-	FromAIPerf    = "aiperf"
-	FromGuideLLM  = "guidellm"
-	// FromLLMPerf is Ray's llmperf; FromInferencePerf Kubernetes' inference-perf;
-	// FromGenAIBench SGLang's genai-bench.
-	FromLLMPerf       = "llmperf"
-	FromInferencePerf = "inference-perf"
-	FromGenAIBench    = "genai-bench"
-	// FromLLMD is llm-d-benchmark's benchmark report v0.2 and FromInferenceX
-	// InferenceX's aggregated points: summary-level only (see summary.go).
-	FromLLMD       = "llm-d"
-	FromInferenceX = "inferencex"
-)
+// FromAuto is --from's default: each file's tool is detected from its content.
+// The tools' own names (FromVLLM, FromSGLang, ...) are in their files.
+const FromAuto = "auto"
 
 // ErrSummaryOnly is wrapped by the error for a file that holds a tool's summary
 // but no per-request records.

@@ -381,6 +381,9 @@ func ipStageSummary(name string, data []byte) (ipStage, error) {
 	return s, nil
 }
 
+// FromInferencePerf is Kubernetes' inference-perf.
+const FromInferencePerf = "inference-perf"
+
 // inferencePerfTool is Kubernetes' inference-perf: its per-request lifecycle
 // metrics, or the results directory holding them. A stage or run summary is
 // detected so that readInferencePerf can refuse it with what to import.

@@ -125,6 +125,10 @@ func inferenceXPoint(o object) (SummaryPoint, error) {
 	return pt, nil
 }
 
+// FromInferenceX is InferenceX's aggregated points: summary-level only (see
+// summary.go).
+const FromInferenceX = "inferencex"
+
 // inferenceXTool is InferenceX's aggregated points, summary-level only.
 func inferenceXTool() tool {
 	return tool{

@@ -236,6 +236,10 @@ func readLLMDSummary(path string, data []byte) (*Summary, error) {
 	return s, nil
 }
 
+// FromLLMD is llm-d-benchmark's benchmark report v0.2: summary-level only (see
+// summary.go).
+const FromLLMD = "llm-d"
+
 // llmdTool is llm-d-benchmark's benchmark report v0.2 (YAML or JSON), summary-level
 // only.
 func llmdTool() tool {

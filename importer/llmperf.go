@@ -188,6 +188,9 @@ func countOK(reqs []Request) int {
 	return n
 }
 
+// FromLLMPerf is Ray's llmperf.
+const FromLLMPerf = "llmperf"
+
 // llmperfTool is Ray's llmperf: its individual_responses file, or its summary,
 // which is read with the responses beside it.
 func llmperfTool() tool {

@@ -46,6 +46,9 @@ func readSGLang(path string) (*Run, error) {
 	return run, nil
 }
 
+// FromSGLang is SGLang's bench_serving, named after its engine like FromVLLM.
+const FromSGLang = string(engine.SGLang)
+
 // sglangTool is SGLang's bench_serving.
 func sglangTool() tool {
 	return tool{

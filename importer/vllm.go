@@ -308,6 +308,10 @@ func benchCoordinate(run *Run, o object, lv *Level, n int) error {
 	return nil
 }
 
+// FromVLLM is vLLM's vllm bench serve, named after its engine: engine.BenchOf
+// finds the advice in its flags by this name.
+const FromVLLM = string(engine.VLLM)
+
 // vllmTool is vLLM's vllm bench serve, whose keys are a subset of SGLang's
 // bench_serving's, so it is detected last.
 func vllmTool() tool {

@@ -120,6 +120,9 @@ func hasRunFiles(dir string) bool {
 	return false
 }
 
+// FromVLLMSweep is vLLM's vllm bench sweep.
+const FromVLLMSweep = "vllm-sweep"
+
 // vllmSweepTool is vllm bench sweep: a directory of run=N.json points. Its
 // summary.json, a list of the points' results, is refused with what to import.
 func vllmSweepTool() tool {

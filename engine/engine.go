@@ -2,13 +2,14 @@
 // engine it meets: its name as traces and the analysis write it (one vocabulary
 // for the recorder's probe, the trace's server kind and the analysis' server
 // counters), how prose names it, the prefix and names of its /metrics series and
-// what each one measures, its words for a KV cache that ran out and for a request
-// longer than its context, and the advice in the flags of the benchmark it ships.
+// what each one measures, where its declared KV capacity comes from, its words for
+// a KV cache that ran out and for a request longer than its context, and the
+// advice in its own flags and in those of the benchmark it ships.
 //
 // Each engine is one file (vllm.go, sglang.go, ...) returning its Engine; All lists
 // them. Adding an engine is one such file, its line in All, and its tests. The
-// package imports nothing of ceiling's, so that the recorder, the trace format, the
-// importer and the analysis can all use it.
+// package imports nothing of ceiling's but a number formatter, so that the
+// recorder, the trace format, the importer and the analysis can all use it.
 package engine
 
 import "strings"
@@ -48,12 +49,26 @@ type Engine struct {
 	// longer than the context a sequence may hold.
 	KVExhausted     []string
 	ContextExceeded []string
+	// KVSource names where the engine's declared KV capacity d comes from, in
+	// its own terms; nil when ceiling reads no declared capacity of its own.
+	KVSource func(d DeclaredKV) string
+	// ContextFlag is the server flag that sets the context one request may use
+	// ("--max-model-len"); "" when ceiling has no advice in its flags.
+	ContextFlag string
 	// MinTokens is true when its completions API takes min_tokens, so that
 	// ignore_eos with min_tokens = max_tokens asks for exact output lengths.
 	MinTokens bool
 	// Bench is the advice in the flags of the benchmark the engine ships (vLLM's
 	// vllm bench serve), nil when it ships none ceiling imports.
 	Bench *Bench
+}
+
+// DeclaredKV is the KV capacity a server declared, as its engine states it.
+type DeclaredKV struct {
+	Tokens int64
+	// NumGPUBlocks and BlockSize are vLLM's cache_config_info labels, nil when
+	// not stated.
+	NumGPUBlocks, BlockSize *int64
 }
 
 // Bench is advice in the flags of an engine's own benchmark tool, for runs
@@ -91,6 +106,18 @@ func OfMetric(name string) Name {
 		}
 	}
 	return NIM
+}
+
+// ContextFlags is the advice for serving a model with a longer context, in each
+// engine's own flag: "vLLM: --max-model-len; SGLang: --context-length".
+func ContextFlags() string {
+	var parts []string
+	for _, e := range All() {
+		if e.ContextFlag != "" {
+			parts = append(parts, e.Title+": "+e.ContextFlag)
+		}
+	}
+	return strings.Join(parts, "; ")
 }
 
 // BenchOf returns the advice of the engine whose benchmark tool (an imported run's

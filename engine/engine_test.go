@@ -123,7 +123,8 @@ func TestErrorTextsAreLowerCase(t *testing.T) {
 }
 
 // TestImportsNothingOfOurs: the recorder, the trace format, the importer and the
-// analysis all use this package, so it must sit below every one of them.
+// analysis all use this package, so it must sit below every one of them: it
+// imports nothing of ours but the number formatter.
 func TestImportsNothingOfOurs(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", ".").CombinedOutput()
 	if err != nil {
@@ -131,8 +132,42 @@ func TestImportsNothingOfOurs(t *testing.T) {
 	}
 	const mod = "github.com/ceiling-llm/ceiling/"
 	for _, p := range strings.Fields(string(out)) {
-		if strings.HasPrefix(p, mod) && p != mod+"engine" {
+		if strings.HasPrefix(p, mod) && p != mod+"engine" && p != mod+"internal/numfmt" {
 			t.Errorf("engine depends on %s", p)
 		}
+	}
+}
+
+// TestKVSource: the declared KV capacity is named in each engine's own terms, the
+// words the analysis has always written (capacity.source_detail).
+func TestKVSource(t *testing.T) {
+	p := func(v int64) *int64 { return &v }
+	for _, tc := range []struct {
+		engine Name
+		d      DeclaredKV
+		want   string
+	}{
+		{VLLM, DeclaredKV{Tokens: 351424, NumGPUBlocks: p(21964), BlockSize: p(16)}, "vLLM cache_config_info: num_gpu_blocks 21964 × block_size 16 = 351,424 tokens per engine"},
+		{VLLM, DeclaredKV{Tokens: 400000, NumGPUBlocks: p(21964), BlockSize: p(16)}, "vLLM cache_config_info kv_cache_size_tokens 400,000 per engine (num_gpu_blocks 21964 × block_size 16 = 351,424 counts the smallest group's blocks)"},
+		{VLLM, DeclaredKV{Tokens: 1000}, "vLLM cache_config_info: 1,000 tokens per engine"},
+		{SGLang, DeclaredKV{Tokens: 2048}, "SGLang max_total_num_tokens 2,048 (/get_server_info) per DP rank"},
+		{TGI, DeclaredKV{Tokens: 2048}, "TGI max_batch_total_tokens 2,048 (/info)"},
+	} {
+		e, ok := Of(tc.engine)
+		if !ok || e.KVSource == nil {
+			t.Errorf("%s names no KV source", tc.engine)
+			continue
+		}
+		if got := e.KVSource(tc.d); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.engine, got, tc.want)
+		}
+	}
+}
+
+// TestContextFlags: the advice names each engine's own flag, in the words the
+// recorder's context check has always used.
+func TestContextFlags(t *testing.T) {
+	if got, want := ContextFlags(), "vLLM: --max-model-len; SGLang: --context-length"; got != want {
+		t.Errorf("ContextFlags() = %q, want %q", got, want)
 	}
 }

@@ -1,6 +1,10 @@
 package engine
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/ceiling-llm/ceiling/internal/numfmt"
+)
 
 // sglang is SGLang. Its /metrics names: sglang:num_running_reqs,
 // sglang:num_queue_reqs, sglang:token_usage, sglang:num_used_tokens,
@@ -28,7 +32,11 @@ func sglang() Engine {
 		},
 		KVExhausted:     []string{"prefill out of memory", "decode out of memory"},
 		ContextExceeded: []string{"maximum context length"},
-		MinTokens:       true,
+		KVSource: func(d DeclaredKV) string {
+			return fmt.Sprintf("SGLang max_total_num_tokens %s (/get_server_info) per DP rank", numfmt.Int(d.Tokens))
+		},
+		ContextFlag: "--context-length",
+		MinTokens:   true,
 		Bench: &Bench{
 			Rerun: func(completions, c int) string {
 				return fmt.Sprintf("rerun them with sglang.bench_serving --request-rate inf and --num-prompts well above %d (the completions a level's steady-state window needs at c=%d)", completions, c)

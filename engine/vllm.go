@@ -1,6 +1,10 @@
 package engine
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/ceiling-llm/ceiling/internal/numfmt"
+)
 
 // vllm is vLLM. Its /metrics names (vllm:...) and their history:
 // vllm:num_requests_running, vllm:num_requests_waiting (the newer
@@ -21,7 +25,19 @@ func vllm() Engine {
 		Metrics:         vllmMetrics("vllm:"),
 		KVExhausted:     []string{"exceeds the capacity of block_manager"},
 		ContextExceeded: []string{"maximum context length", "is longer than the model's context length"},
-		MinTokens:       true,
+		KVSource: func(d DeclaredKV) string {
+			v := d.Tokens
+			if d.NumGPUBlocks != nil && d.BlockSize != nil && *d.NumGPUBlocks**d.BlockSize != v {
+				return fmt.Sprintf("vLLM cache_config_info kv_cache_size_tokens %s per engine (num_gpu_blocks %d × block_size %d = %s counts the smallest group's blocks)",
+					numfmt.Int(v), *d.NumGPUBlocks, *d.BlockSize, numfmt.Int(*d.NumGPUBlocks**d.BlockSize))
+			}
+			if d.NumGPUBlocks != nil && d.BlockSize != nil {
+				return fmt.Sprintf("vLLM cache_config_info: num_gpu_blocks %d × block_size %d = %s tokens per engine", *d.NumGPUBlocks, *d.BlockSize, numfmt.Int(v))
+			}
+			return fmt.Sprintf("vLLM cache_config_info: %s tokens per engine", numfmt.Int(v))
+		},
+		ContextFlag: "--max-model-len",
+		MinTokens:   true,
 		Bench: &Bench{
 			Rerun: func(completions, c int) string {
 				return fmt.Sprintf("rerun them with vllm bench serve --request-rate inf (a finite rate under --max-concurrency cannot keep that many requests in flight) and --num-prompts well above %d (the completions a level's steady-state window needs at c=%d)", completions, c)

@@ -100,7 +100,7 @@ func contextWords(srv trace.ServerInfo, limit int) (where, fix string) {
 		where += ")"
 		return where, "Fix: shorten --prompt-tokens / --output-tokens, or restart llama-server with a larger -c or fewer -np slots (llama.cpp splits -c among its -np slots; /props reports the n_ctx of each)."
 	}
-	return "of the server's max_model_len", "Fix: shorten --prompt-tokens / --output-tokens, or serve the model with a longer context (vLLM: --max-model-len; SGLang: --context-length)."
+	return "of the server's max_model_len", "Fix: shorten --prompt-tokens / --output-tokens, or serve the model with a longer context (" + engine.ContextFlags() + ")."
 }
 
 // consequence says what the server does with a request over its context.

@@ -88,7 +88,7 @@ func All() []Engine {
 }
 
 // Of returns the engine named n; ok is false for Unknown and any name not in All.
-func Of(n Name) (e Engine, ok bool) {
+func Of(n Name) (Engine, bool) {
 	for _, e := range All() {
 		if e.Name == n {
 			return e, true

@@ -73,7 +73,7 @@ type Run struct {
 	Metrics []MetricSeries `json:"metrics,omitempty"`
 	// SourceComparison compares an imported run's source tool's own summary
 	// numbers with this analysis of its rows (imported runs only; set by the
-	// importer's caller, see importer.CompareRun).
+	// importer's caller, see importanalysis.CompareAnalysis).
 	SourceComparison *trace.SourceComparison `json:"source_comparison,omitempty"`
 }
 

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/ceiling-llm/ceiling/capacity"
+	"github.com/ceiling-llm/ceiling/engine"
 	"github.com/ceiling-llm/ceiling/internal/numfmt"
 )
 
@@ -13,7 +14,7 @@ import (
 
 // serverFacts is what the trace's ceiling.run says the server revealed.
 type serverFacts struct {
-	Kind             string
+	Kind             engine.Name
 	KVCapacityTokens *int64
 	MaxModelLen      *int64
 	Slots            *int64
@@ -66,7 +67,7 @@ func buildCapacity(facts serverFacts, work workloadTokens, levels []Level, opt O
 	}
 	// llama.cpp's stored figure (slots × n_ctx, by older recorders) assumed a cache
 	// per slot; the layout is decided here from n_ctx and the slots instead.
-	llama := facts.Kind == "llamacpp" && facts.NCtx != nil && *facts.NCtx > 0 && facts.Slots != nil && *facts.Slots > 0
+	llama := facts.Kind == engine.LlamaCpp && facts.NCtx != nil && *facts.NCtx > 0 && facts.Slots != nil && *facts.Slots > 0
 	if llama {
 		measured = nil
 	}
@@ -171,22 +172,11 @@ func buildCapacity(facts serverFacts, work workloadTokens, levels []Level, opt O
 	return c, warnings, nil
 }
 
-// declaredDetail names where a server's declared KV capacity came from.
+// declaredDetail names where a server's declared KV capacity v came from, in its
+// engine's terms (package engine).
 func declaredDetail(f serverFacts, v int64) string {
-	switch f.Kind {
-	case "vllm":
-		if f.NumGPUBlocks != nil && f.BlockSize != nil && *f.NumGPUBlocks**f.BlockSize != v {
-			return fmt.Sprintf("vLLM cache_config_info kv_cache_size_tokens %s per engine (num_gpu_blocks %d × block_size %d = %s counts the smallest group's blocks)",
-				groupDigits(v), *f.NumGPUBlocks, *f.BlockSize, groupDigits(*f.NumGPUBlocks**f.BlockSize))
-		}
-		if f.NumGPUBlocks != nil && f.BlockSize != nil {
-			return fmt.Sprintf("vLLM cache_config_info: num_gpu_blocks %d × block_size %d = %s tokens per engine", *f.NumGPUBlocks, *f.BlockSize, groupDigits(v))
-		}
-		return fmt.Sprintf("vLLM cache_config_info: %s tokens per engine", groupDigits(v))
-	case "sglang":
-		return fmt.Sprintf("SGLang max_total_num_tokens %s (/get_server_info) per DP rank", groupDigits(v))
-	case "tgi":
-		return fmt.Sprintf("TGI max_batch_total_tokens %s (/info)", groupDigits(v))
+	if e, ok := engine.Of(f.Kind); ok && e.KVSource != nil {
+		return e.KVSource(engine.DeclaredKV{Tokens: v, NumGPUBlocks: f.NumGPUBlocks, BlockSize: f.BlockSize})
 	}
 	return fmt.Sprintf("the server's own figure, %s tokens", groupDigits(v))
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/ceiling-llm/ceiling/engine"
 	"github.com/ceiling-llm/ceiling/levelrule"
 	"github.com/ceiling-llm/ceiling/trace"
 )
@@ -141,13 +142,11 @@ func validityWarning(levels []Level, sizing int, tool string) string {
 // its own tool's flags; "" for ceiling's own traces.
 func sourceRerun(tool string, maxC int) string {
 	n := levelrule.MinCompletions(max(maxC, 1))
-	switch t := strings.ToLower(tool); {
-	case t == "":
+	if tool == "" {
 		return ""
-	case strings.HasPrefix(t, "vllm"):
-		return fmt.Sprintf("rerun them with vllm bench serve --request-rate inf (a finite rate under --max-concurrency cannot keep that many requests in flight) and --num-prompts well above %d (the completions a level's steady-state window needs at c=%d)", n, maxC)
-	case strings.HasPrefix(t, "sglang"):
-		return fmt.Sprintf("rerun them with sglang.bench_serving --request-rate inf and --num-prompts well above %d (the completions a level's steady-state window needs at c=%d)", n, maxC)
+	}
+	if b := engine.BenchOf(tool); b != nil {
+		return b.Rerun(n, maxC)
 	}
 	return fmt.Sprintf("rerun them with %s, with arrivals fast enough to keep every level full and well over %d requests per level (the completions a steady-state window needs at c=%d)", tool, n, maxC)
 }

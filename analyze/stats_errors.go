@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ceiling-llm/ceiling/engine"
 	"github.com/ceiling-llm/ceiling/internal/errtext"
 )
 
@@ -21,44 +22,14 @@ const (
 	KindContextExceeded = "context_exceeded"
 )
 
-// kvExhaustedTexts are the engines' own words for a KV cache that ran out while
-// serving, as their sources print them (lower case):
-//   - llama.cpp server (server-context.cpp): "Context size has been exceeded." when
-//     llama_decode finds no room for the batch even at n_batch 1 (a unified cache
-//     shared by the slots is full), and the warning "failed to find free space in
-//     the KV cache" logged on the way;
-//   - SGLang (mem_cache allocation): "Prefill out of memory" and "Decode out of
-//     memory" when even eviction frees too few token slots;
-//   - TGI (flash_causal_lm.py): "Out of available cache blocks: asked N, only M free
-//     blocks";
-//   - vLLM V0 block manager: "exceeds the capacity of block_manager".
-var kvExhaustedTexts = []string{
-	"context size has been exceeded",
-	"failed to find free space in the kv cache",
-	"prefill out of memory",
-	"decode out of memory",
-	"out of available cache blocks",
-	"exceeds the capacity of block_manager",
-	"kv cache is full",
-	"kv cache pool is full",
-}
-
-// contextExceededTexts are the engines' words for one request longer than its
-// context: llama.cpp "request (N tokens) exceeds the available context size (M
-// tokens)", "input (N tokens) is larger than the max context size" (error type
-// exceed_context_size_error); vLLM "This model's maximum context length is N
-// tokens"; OpenAI-style gateways and vLLM "is longer than the model's context
-// length"; SGLang "Requested token count exceeds the model's maximum context
-// length"; TGI "`inputs` tokens + `max_new_tokens` must be <= N".
-var contextExceededTexts = []string{
-	"exceeds the available context size",
-	"is larger than the max context size",
-	"exceed_context_size_error",
-	"maximum context length",
-	"is longer than the model's context length",
-	"max_new_tokens` must be <=",
-	"context_length_exceeded",
-}
+// kvExhaustedTexts and contextExceededTexts are the engines' own words for a KV
+// cache that ran out while serving and for one request longer than its context
+// (package engine keeps them per engine, with where each engine prints them). They
+// are read once: errorKind runs for every failed attempt.
+var (
+	kvExhaustedTexts     = engine.KVExhaustedTexts()
+	contextExceededTexts = engine.ContextExceededTexts()
+)
 
 // errorKind names the kind of a failed attempt from its HTTP status and error text,
 // so that errors can be counted by kind: "kv_exhausted", "context_exceeded",

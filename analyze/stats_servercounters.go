@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/ceiling-llm/ceiling/engine"
 )
 
 // Server counters: the recorder's metrics sidecar holds every sample of every scrape
@@ -15,48 +17,32 @@ import (
 // gauges time-averaged (scrapes are evenly spaced) and maximised, counters as the
 // increase from the window's first scrape to its last.
 //
-// The metric names, per engine, and their history:
-//   - vLLM: vllm:num_requests_running, vllm:num_requests_waiting (the newer
-//     vllm:num_requests_waiting_by_reason splits the same requests and is not added),
-//     vllm:kv_cache_usage_perc (before v0.10 vllm:gpu_cache_usage_perc; a fraction
-//     despite the name), vllm:num_preemptions_total, vllm:prefix_cache_queries_total
-//     and _hits_total (older vllm:gpu_prefix_cache_*), vllm:generation_tokens_total,
-//     vllm:cache_config_info (kv_cache_size_tokens when present, else num_gpu_blocks ×
-//     block_size). Data-parallel engines carry engine="N": counts are summed, usage
-//     averaged. *_created series are creation times, never values. NIM serves the
-//     same names without the vllm: prefix.
-//   - SGLang: sglang:num_running_reqs, sglang:num_queue_reqs, sglang:token_usage,
-//     sglang:num_used_tokens, sglang:cache_hit_rate, sglang:gen_throughput,
-//     sglang:num_retracted_reqs, sglang:max_total_num_tokens,
-//     sglang:generation_tokens_total; DP attention gives one series per dp_rank /
-//     tp_rank: running and queue summed, usage and hit rate averaged.
-//   - llama.cpp: llamacpp:requests_processing, llamacpp:requests_deferred,
-//     llamacpp:kv_cache_usage_ratio (removed in newer builds), llamacpp:tokens_predicted_total.
-//     NaN values (printed -nan by glibc) are no value.
-//   - TGI: tgi_batch_current_size, tgi_queue_size, tgi_batch_current_max_tokens.
-//   - TensorRT-LLM (Triton): nv_trt_llm_request_metrics{request_type=active|waiting|max},
-//     nv_trt_llm_kv_cache_block_metrics{kv_cache_block_type=fraction|used|max|tokens_per}.
+// The metric names, per engine, and their history are package engine's (one file
+// per engine). Data-parallel vLLM engines carry engine="N": counts are summed, usage
+// averaged. *_created series are creation times, never values. SGLang's DP
+// attention gives one series per dp_rank / tp_rank: running and queue summed, usage
+// and hit rate averaged. llama.cpp's NaN values (printed -nan by glibc) are no value.
 
 // ServerCounters are the server's own figures inside one level's window; a field is
 // null when the server does not expose it. KV usage is a fraction (1 = full).
 type ServerCounters struct {
-	Engine          string   `json:"engine"` // vllm, nim, sglang, llamacpp, tgi, trtllm
-	Scrapes         int      `json:"scrapes"`
-	RunningMean     *float64 `json:"running_mean"`
-	RunningMax      *float64 `json:"running_max"`
-	WaitingMean     *float64 `json:"waiting_mean"`
-	WaitingMax      *float64 `json:"waiting_max"`
-	KVUsageMean     *float64 `json:"kv_usage_mean"`
-	KVUsageMax      *float64 `json:"kv_usage_max"`
-	Preemptions     *float64 `json:"preemptions"`       // count in the window
-	PreemptionsPerS *float64 `json:"preemptions_per_s"` // rate in the window
-	PrefixHitRate   *float64 `json:"prefix_hit_rate"`
-	GenerationTokS  *float64 `json:"generation_tok_s"`
+	Engine          engine.Name `json:"engine"` // whose metric names they are: vllm, nim, sglang, llamacpp, tgi or trtllm
+	Scrapes         int         `json:"scrapes"`
+	RunningMean     *float64    `json:"running_mean"`
+	RunningMax      *float64    `json:"running_max"`
+	WaitingMean     *float64    `json:"waiting_mean"`
+	WaitingMax      *float64    `json:"waiting_max"`
+	KVUsageMean     *float64    `json:"kv_usage_mean"`
+	KVUsageMax      *float64    `json:"kv_usage_max"`
+	Preemptions     *float64    `json:"preemptions"`       // count in the window
+	PreemptionsPerS *float64    `json:"preemptions_per_s"` // rate in the window
+	PrefixHitRate   *float64    `json:"prefix_hit_rate"`
+	GenerationTokS  *float64    `json:"generation_tok_s"`
 }
 
 // snapshot is one scrape mapped to engine-neutral figures (nil = not exposed).
 type snapshot struct {
-	engine        string
+	engine        engine.Name
 	running       *float64
 	waiting       *float64
 	kvUsage       *float64
@@ -118,65 +104,17 @@ func isServerCounter(name string) bool {
 	return ok
 }
 
-// counterRoles maps each metric name to the snapshot figure it feeds.
+// counterRoles maps each metric name to the snapshot figure it feeds: every
+// engine's names (package engine) with their roles.
 var counterRoles = func() map[string]string {
-	m := map[string]string{
-		"sglang:num_running_reqs":           "running",
-		"sglang:num_queue_reqs":             "waiting",
-		"sglang:token_usage":                "kv",
-		"sglang:num_used_tokens":            "used",
-		"sglang:cache_hit_rate":             "hitrate",
-		"sglang:gen_throughput":             "genrate",
-		"sglang:num_retracted_reqs":         "retracted",
-		"sglang:max_total_num_tokens":       "declared",
-		"sglang:generation_tokens_total":    "gen",
-		"llamacpp:requests_processing":      "running",
-		"llamacpp:requests_deferred":        "waiting",
-		"llamacpp:kv_cache_usage_ratio":     "kv",
-		"llamacpp:tokens_predicted_total":   "gen",
-		"tgi_batch_current_size":            "running",
-		"tgi_queue_size":                    "waiting",
-		"tgi_batch_current_max_tokens":      "used",
-		"nv_trt_llm_request_metrics":        "trt_req",
-		"nv_trt_llm_kv_cache_block_metrics": "trt_kv",
-	}
-	// vLLM, and NIM with the same names unprefixed.
-	for _, p := range []string{"vllm:", ""} {
-		for n, role := range map[string]string{
-			"num_requests_running":           "running",
-			"num_requests_waiting":           "waiting",
-			"kv_cache_usage_perc":            "kv",
-			"gpu_cache_usage_perc":           "kv_old",
-			"num_preemptions_total":          "preempt",
-			"prefix_cache_queries_total":     "pq",
-			"prefix_cache_hits_total":        "ph",
-			"gpu_prefix_cache_queries_total": "pq_old",
-			"gpu_prefix_cache_hits_total":    "ph_old",
-			"generation_tokens_total":        "gen",
-			"cache_config_info":              "config",
-		} {
-			m[p+n] = role
+	m := map[string]string{}
+	for _, e := range engine.All() {
+		for name, role := range e.Metrics {
+			m[name] = string(role)
 		}
 	}
 	return m
 }()
-
-// engineOf names the engine a metric name belongs to.
-func engineOf(name string) string {
-	switch {
-	case strings.HasPrefix(name, "vllm:"):
-		return "vllm"
-	case strings.HasPrefix(name, "sglang:"):
-		return "sglang"
-	case strings.HasPrefix(name, "llamacpp:"):
-		return "llamacpp"
-	case strings.HasPrefix(name, "tgi_"):
-		return "tgi"
-	case strings.HasPrefix(name, "nv_trt_llm_"):
-		return "trtllm"
-	}
-	return "nim"
-}
 
 // mapSnapshot maps the samples of one scrape.
 func mapSnapshot(samples []counterSample) snapshot {
@@ -196,8 +134,8 @@ func mapSnapshot(samples []counterSample) snapshot {
 		if !ok || strings.HasSuffix(x.name, "_created") {
 			continue
 		}
-		if s.engine == "" || s.engine == "nim" {
-			s.engine = engineOf(x.name)
+		if s.engine == "" || s.engine == engine.NIM {
+			s.engine = engine.OfMetric(x.name)
 		}
 		switch role {
 		case "config":

@@ -103,7 +103,7 @@ func TestSnapshotFixtures(t *testing.T) {
 			t.Errorf("fixture %s missing", c.file)
 			continue
 		}
-		if s.engine != c.engine {
+		if string(s.engine) != c.engine {
 			t.Errorf("%s: engine %q, want %q", c.file, s.engine, c.engine)
 		}
 		for _, w := range c.wants {

@@ -163,7 +163,7 @@ func serverText(r *analyze.Run, info trace.RunInfo) string {
 	if s.Kind == "" && len(r.Server) > 0 {
 		_ = json.Unmarshal(r.Server, &s) // best effort: only named, never required
 	}
-	return strings.TrimSpace(s.Kind + " " + s.Version)
+	return strings.TrimSpace(string(s.Kind) + " " + s.Version)
 }
 
 func gpuText(info trace.RunInfo) string {

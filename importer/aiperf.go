@@ -1,6 +1,7 @@
 package importer
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -312,4 +313,36 @@ func peakInFlight(reqs []Request) int {
 		peak = max(peak, cur)
 	}
 	return max(peak, 1)
+}
+
+// FromAIPerf is NVIDIA AIPerf.
+const FromAIPerf = "aiperf"
+
+// aiperfTool is NVIDIA AIPerf: its per-record export, or its summary (JSON or CSV),
+// which is read with the records beside it.
+func aiperfTool() tool {
+	return tool{
+		name:       FromAIPerf,
+		detectRank: 70,
+		detect: func(h head) (bool, error) {
+			if bytes.HasPrefix(h, []byte("Metric,")) {
+				return true, nil // AIPerf's CSV summary; readAIPerf says where the records are
+			}
+			return h.isJSON() && ((h.has("metadata") && h.has("metrics") && h.has("x_request_id", "credit_phase", "benchmark_phase")) ||
+				h.has("aiperf_version") || (h.has("records") && h.has("input_config"))), nil
+		},
+		read: readAIPerf,
+		readWithRecords: func(path string, given func(string) bool) bool {
+			return given(aiperfRecordsPath(path)) && !strings.HasSuffix(path, ".jsonl")
+		},
+		note: func(r Reference) string {
+			switch r.Metric {
+			case "itl":
+				return "AIPerf's inter-chunk statistics may pool or average the gaps differently from ceiling's pooled per-chunk gaps"
+			case "output_tok_s", "request_s":
+				return "AIPerf divides by its benchmark duration; ceiling uses the steady-state window"
+			}
+			return ""
+		},
+	}
 }

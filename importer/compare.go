@@ -89,44 +89,12 @@ func CompareRun(tool string, levels []trace.LevelInfo, got func(level int, metri
 	return c, ws
 }
 
-// definitionNote explains the differences known to come from a tool's definitions.
+// definitionNote explains the differences known to come from a tool's definitions
+// (each tool's note, in its own file).
 func definitionNote(tool string, r Reference) string {
-	switch tool {
-	case FromVLLM, FromVLLMSweep, FromSGLang:
-		switch r.Metric {
-		case "output_tok_s", "request_s":
-			return "the tool divides by its whole duration (arrival schedule, ramp-up and drain included); ceiling uses the steady-state window"
-		}
-	case FromGuideLLM:
-		switch {
-		case r.Metric == "output_tok_s" || r.Metric == "request_s":
-			return "guidellm averages per-request rates; ceiling counts tokens and completions in the steady-state window"
-		case r.Metric == "tpot" || r.Metric == "itl":
-			return "guidellm averages over output tokens (token-weighted) and divides by all output tokens; ceiling's TPOT is per request, (E2E − TTFT)/(output − 1), and its ITL is per chunk"
-		case r.Stat != "mean" && r.Stat != "value":
-			return "guidellm's percentiles are order statistics without interpolation; ceiling interpolates linearly (numpy's default)"
-		}
-	case FromInferencePerf:
-		switch r.Metric {
-		case "tpot":
-			return "inference-perf's TPOT is (last token time − first token time)/(output − 1); ceiling's is (E2E − TTFT)/(output − 1), and E2E ends after the stream's final chunk"
-		case "itl":
-			return "inference-perf pools per-token gaps, 0 for the tokens that share a chunk; ceiling pools the gaps between chunks"
-		case "output_tok_s", "request_s":
-			return "inference-perf divides by the stage's first send to last end; ceiling uses the steady-state window"
-		}
-	case FromLLMPerf, FromGenAIBench:
-		switch r.Metric {
-		case "output_tok_s", "request_s":
-			return "the tool divides by its whole run's duration; ceiling's relative-timing level does the same, so a difference is the duration rebuilt from the summary"
-		}
-	case FromAIPerf:
-		switch r.Metric {
-		case "itl":
-			return "AIPerf's inter-chunk statistics may pool or average the gaps differently from ceiling's pooled per-chunk gaps"
-		case "output_tok_s", "request_s":
-			return "AIPerf divides by its benchmark duration; ceiling uses the steady-state window"
-		}
+	t, ok := toolNamed(tool)
+	if !ok || t.note == nil {
+		return ""
 	}
-	return ""
+	return t.note(r)
 }

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/ceiling-llm/ceiling/engine"
 )
 
 // SGLang's genai-bench writes an experiment folder: experiment_metadata.json (the
@@ -104,7 +106,7 @@ func genaiMeta(run *Run, name string, data []byte) error {
 		run.Model = v
 	}
 	if v, ok, _ := m.str("server_engine"); ok {
-		run.ServerKind = strings.ToLower(v)
+		run.ServerKind = engine.Name(strings.ToLower(v))
 	}
 	if v, ok, _ := m.str("server_version"); ok {
 		run.ServerVer = v
@@ -278,4 +280,24 @@ func genaiRequest(o object, scale float64) (Request, error) {
 		r.Output = ptrTo(out)
 	}
 	return r, nil
+}
+
+// FromGenAIBench is SGLang's genai-bench.
+const FromGenAIBench = "genai-bench"
+
+// genaiBenchTool is SGLang's genai-bench: a scenario's results, or the experiment
+// directory holding them. experiment_metadata.json alone is detected so that
+// readGenAIBench can refuse it with what to import.
+func genaiBenchTool() tool {
+	return tool{
+		name:       FromGenAIBench,
+		detectRank: 50,
+		detect: func(h head) (bool, error) {
+			return h.isJSON() && ((h.has("aggregated_metrics") && h.has("individual_request_metrics")) ||
+				(h.has("benchmark_version") && h.has("traffic_scenario"))), nil
+		},
+		dirEntry: func(name string) bool { return name == genaiMetadata },
+		read:     readGenAIBench,
+		note:     wholeRunNote,
+	}
 }

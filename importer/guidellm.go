@@ -349,3 +349,29 @@ func guidellmRequest(o object, status string) (Request, error) {
 	}
 	return r, nil
 }
+
+// FromGuideLLM is guidellm.
+const FromGuideLLM = "guidellm"
+
+// guidellmTool is guidellm's benchmarks report.
+func guidellmTool() tool {
+	return tool{
+		name:       FromGuideLLM,
+		detectRank: 80,
+		detect: func(h head) (bool, error) {
+			return h.isJSON() && h.has("benchmarks") && h.has("guidellm_version", "generative_benchmark"), nil
+		},
+		read: readGuideLLM,
+		note: func(r Reference) string {
+			switch {
+			case r.Metric == "output_tok_s" || r.Metric == "request_s":
+				return "guidellm averages per-request rates; ceiling counts tokens and completions in the steady-state window"
+			case r.Metric == "tpot" || r.Metric == "itl":
+				return "guidellm averages over output tokens (token-weighted) and divides by all output tokens; ceiling's TPOT is per request, (E2E − TTFT)/(output − 1), and its ITL is per chunk"
+			case r.Stat != "mean" && r.Stat != "value":
+				return "guidellm's percentiles are order statistics without interpolation; ceiling interpolates linearly (numpy's default)"
+			}
+			return ""
+		},
+	}
+}

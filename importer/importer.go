@@ -24,30 +24,13 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/ceiling-llm/ceiling/engine"
 )
 
-// Source tools, as --from names them.
-const (
-	FromAuto      = "auto"
-	FromVLLM      = "vllm"
-	FromVLLMSweep = "vllm-sweep"
-	FromSGLang    = "sglang"
-	FromAIPerf    = "aiperf"
-	FromGuideLLM  = "guidellm"
-	// FromLLMPerf is Ray's llmperf; FromInferencePerf Kubernetes' inference-perf;
-	// FromGenAIBench SGLang's genai-bench.
-	FromLLMPerf       = "llmperf"
-	FromInferencePerf = "inference-perf"
-	FromGenAIBench    = "genai-bench"
-	// FromLLMD is llm-d-benchmark's benchmark report v0.2 and FromInferenceX
-	// InferenceX's aggregated points: summary-level only (see summary.go).
-	FromLLMD       = "llm-d"
-	FromInferenceX = "inferencex"
-)
-
-// Froms lists the values --from accepts.
-var Froms = []string{FromAuto, FromVLLM, FromVLLMSweep, FromSGLang, FromAIPerf, FromGuideLLM,
-	FromLLMPerf, FromInferencePerf, FromGenAIBench, FromLLMD, FromInferenceX}
+// FromAuto is --from's default: each file's tool is detected from its content.
+// The tools' own names (FromVLLM, FromSGLang, ...) are in their files.
+const FromAuto = "auto"
 
 // ErrSummaryOnly is wrapped by the error for a file that holds a tool's summary
 // but no per-request records.
@@ -60,9 +43,9 @@ type Run struct {
 	ToolVersion string   // "" when the file does not say
 	Files       []string // as given
 	Model       string
-	BaseURL     string // without credentials; "" when unknown
-	Endpoint    string // "chat", "completions" or ""
-	ServerKind  string // "sglang" when the tool saw the server, "" when unknown
+	BaseURL     string      // without credentials; "" when unknown
+	Endpoint    string      // "chat", "completions" or ""
+	ServerKind  engine.Name // engine.SGLang when the tool saw the server, "" when unknown
 	ServerVer   string
 	Started     time.Time // zero when unknown
 	Levels      []Level
@@ -108,7 +91,7 @@ type Request struct {
 
 // Options configure an import.
 type Options struct {
-	From  string // one of Froms; "" = auto
+	From  string // one of Froms(); "" = auto
 	RunID string // "" = derived from the first file's name
 }
 
@@ -183,13 +166,14 @@ func readFiles(ctx context.Context, files []string, opt Options) ([]*Run, error)
 			}
 			tool = t
 		}
-		if tool == FromAIPerf && given[aiperfRecordsPath(f)] && !strings.HasSuffix(f, ".jsonl") {
-			continue // AIPerf's summary of records also given: read with them
+		t, ok := toolNamed(tool)
+		if !ok {
+			return nil, fmt.Errorf("import: unknown source tool %q (want one of %s)", tool, strings.Join(Froms(), ", "))
 		}
-		if tool == FromLLMPerf && strings.HasSuffix(f, "_summary.json") && given[filepath.Clean(strings.TrimSuffix(f, "_summary.json")+"_individual_responses.json")] {
-			continue // llmperf's summary of records also given: read with them
+		if t.readWithRecords != nil && t.readWithRecords(f, func(p string) bool { return given[p] }) {
+			continue // a summary whose records are also given: read with them
 		}
-		r, err := importFile(tool, f)
+		r, err := t.read(f)
 		if err != nil {
 			return nil, err
 		}
@@ -247,32 +231,6 @@ func merge(runs []*Run) (*Run, error) {
 			relative, len(run.Levels), run.Tool))
 	}
 	return run, nil
-}
-
-func importFile(tool, path string) (*Run, error) {
-	switch tool {
-	case FromVLLM:
-		return readVLLM(path)
-	case FromVLLMSweep:
-		return readVLLMSweep(path)
-	case FromSGLang:
-		return readSGLang(path)
-	case FromAIPerf:
-		return readAIPerf(path)
-	case FromGuideLLM:
-		return readGuideLLM(path)
-	case FromLLMPerf:
-		return readLLMPerf(path)
-	case FromInferencePerf:
-		return readInferencePerf(path)
-	case FromGenAIBench:
-		return readGenAIBench(path)
-	case FromLLMD:
-		return readLLMD(path)
-	case FromInferenceX:
-		return readInferenceX(path)
-	}
-	return nil, fmt.Errorf("import: unknown source tool %q (want one of %s)", tool, strings.Join(Froms, ", "))
 }
 
 func countRelative(levels []Level) int {

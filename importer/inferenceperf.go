@@ -380,3 +380,35 @@ func ipStageSummary(name string, data []byte) (ipStage, error) {
 	}
 	return s, nil
 }
+
+// FromInferencePerf is Kubernetes' inference-perf.
+const FromInferencePerf = "inference-perf"
+
+// inferencePerfTool is Kubernetes' inference-perf: its per-request lifecycle
+// metrics, or the results directory holding them. A stage or run summary is
+// detected so that readInferencePerf can refuse it with what to import.
+func inferencePerfTool() tool {
+	return tool{
+		name:       FromInferencePerf,
+		detectRank: 40,
+		detect: func(h head) (bool, error) {
+			return (h.isList() && h.has("start_time") && h.has("end_time") && h.has("info")) ||
+				(h.isObject() && h.has("load_summary") && h.has("successes")), nil
+		},
+		dirEntry: func(name string) bool {
+			return name == ipPerRequest || name == ipSummary || ipStageFile.MatchString(name)
+		},
+		read: readInferencePerf,
+		note: func(r Reference) string {
+			switch r.Metric {
+			case "tpot":
+				return "inference-perf's TPOT is (last token time − first token time)/(output − 1); ceiling's is (E2E − TTFT)/(output − 1), and E2E ends after the stream's final chunk"
+			case "itl":
+				return "inference-perf pools per-token gaps, 0 for the tokens that share a chunk; ceiling pools the gaps between chunks"
+			case "output_tok_s", "request_s":
+				return "inference-perf divides by the stage's first send to last end; ceiling uses the steady-state window"
+			}
+			return ""
+		},
+	}
+}

@@ -124,3 +124,20 @@ func inferenceXPoint(o object) (SummaryPoint, error) {
 	}
 	return pt, nil
 }
+
+// FromInferenceX is InferenceX's aggregated points: summary-level only (see
+// summary.go).
+const FromInferenceX = "inferencex"
+
+// inferenceXTool is InferenceX's aggregated points, summary-level only.
+func inferenceXTool() tool {
+	return tool{
+		name:       FromInferenceX,
+		detectRank: 20,
+		detect: func(h head) (bool, error) {
+			return h.isJSON() && h.has("output_tput_per_gpu") && h.has("conc"), nil
+		},
+		read:        readInferenceX,
+		readSummary: readInferenceXSummary,
+	}
+}

@@ -235,3 +235,22 @@ func readLLMDSummary(path string, data []byte) (*Summary, error) {
 	s.Points = []SummaryPoint{pt}
 	return s, nil
 }
+
+// FromLLMD is llm-d-benchmark's benchmark report v0.2: summary-level only (see
+// summary.go).
+const FromLLMD = "llm-d"
+
+// llmdTool is llm-d-benchmark's benchmark report v0.2 (YAML or JSON), summary-level
+// only.
+func llmdTool() tool {
+	return tool{
+		name:       FromLLMD,
+		detectRank: 10,
+		detect: func(h head) (bool, error) {
+			yaml := bytes.Contains(h, []byte("request_performance:")) && bytes.Contains(h, []byte("scenario:")) && bytes.Contains(h, []byte("version:"))
+			return yaml || (h.isJSON() && h.has("request_performance") && h.has("scenario")), nil
+		},
+		read:        readLLMD,
+		readSummary: readLLMDSummary,
+	}
+}

@@ -187,3 +187,35 @@ func countOK(reqs []Request) int {
 	}
 	return n
 }
+
+// FromLLMPerf is Ray's llmperf.
+const FromLLMPerf = "llmperf"
+
+// llmperfTool is Ray's llmperf: its individual_responses file, or its summary,
+// which is read with the responses beside it.
+func llmperfTool() tool {
+	return tool{
+		name:       FromLLMPerf,
+		detectRank: 30,
+		detect: func(h head) (bool, error) {
+			return (h.isList() && h.has("ttft_s") && h.has("end_to_end_latency_s")) ||
+				// llmperf's summary: readLLMPerf says where the records are
+				(h.isObject() && h.has("results_ttft_s_mean", "results_num_completed_requests_per_min")), nil
+		},
+		read: readLLMPerf,
+		readWithRecords: func(path string, given func(string) bool) bool {
+			return strings.HasSuffix(path, "_summary.json") && given(filepath.Clean(strings.TrimSuffix(path, "_summary.json")+"_individual_responses.json"))
+		},
+		note: wholeRunNote,
+	}
+}
+
+// wholeRunNote is the note for tools that divide by their whole run's duration
+// (llmperf, genai-bench), which a relative-timing level rebuilds.
+func wholeRunNote(r Reference) string {
+	switch r.Metric {
+	case "output_tok_s", "request_s":
+		return "the tool divides by its whole run's duration; ceiling's relative-timing level does the same, so a difference is the duration rebuilt from the summary"
+	}
+	return ""
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ceiling-llm/ceiling/analyze"
 	"github.com/ceiling-llm/ceiling/importer"
+	"github.com/ceiling-llm/ceiling/importer/importanalysis"
 )
 
 // TestMoreTools imports the files kept under testdata/ for llmperf, genai-bench and
@@ -108,7 +109,7 @@ func TestMoreTools(t *testing.T) {
 			if n != c.reqs || errs != c.errs {
 				t.Errorf("%d requests (%d failed), want %d (%d failed)", n, errs, c.reqs, c.errs)
 			}
-			runs, err := importer.Analyze(ctx, run, importer.WriteOptions{}, analyze.Options{TimelineLevel: -1})
+			runs, err := importanalysis.Analyze(ctx, run, importer.WriteOptions{}, analyze.Options{TimelineLevel: -1})
 			if err != nil {
 				t.Fatal(err)
 			}

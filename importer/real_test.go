@@ -10,6 +10,7 @@ import (
 
 	"github.com/ceiling-llm/ceiling/analyze"
 	"github.com/ceiling-llm/ceiling/importer"
+	"github.com/ceiling-llm/ceiling/importer/importanalysis"
 )
 
 // peerDir holds real result files of vLLM, SGLang, AIPerf and guidellm with the
@@ -111,7 +112,7 @@ func TestRealFiles(t *testing.T) {
 			if n != c.reqs {
 				t.Errorf("%d requests, want %d", n, c.reqs)
 			}
-			runs, err := importer.Analyze(ctx, run, importer.WriteOptions{}, analyze.Options{TimelineLevel: -1})
+			runs, err := importanalysis.Analyze(ctx, run, importer.WriteOptions{}, analyze.Options{TimelineLevel: -1})
 			if err != nil {
 				t.Fatal(err)
 			}

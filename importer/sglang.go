@@ -1,6 +1,10 @@
 package importer
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/ceiling-llm/ceiling/engine"
+)
 
 // SGLang `python -m sglang.bench_serving --output-file F` appends one JSON object
 // per run to F. With --output-details it adds the per-request arrays input_lens,
@@ -15,7 +19,7 @@ func readSGLang(path string) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	run := &Run{Tool: FromSGLang, Files: []string{path}, ServerKind: "sglang"}
+	run := &Run{Tool: FromSGLang, Files: []string{path}, ServerKind: engine.SGLang}
 	for _, o := range objs {
 		if si, ok, err := o.obj("server_info"); err != nil {
 			return nil, err
@@ -40,4 +44,20 @@ func readSGLang(path string) (*Run, error) {
 		"time to first content chunk, finish reasons, reasoning tokens",
 		"HTTP status of failed requests (only the error text)")
 	return run, nil
+}
+
+// FromSGLang is SGLang's bench_serving, named after its engine like FromVLLM.
+const FromSGLang = string(engine.SGLang)
+
+// sglangTool is SGLang's bench_serving.
+func sglangTool() tool {
+	return tool{
+		name:       FromSGLang,
+		detectRank: 90,
+		detect: func(h head) (bool, error) {
+			return h.isJSON() && h.has("server_info", "mean_e2e_latency_ms", "total_output_tokens_retokenized"), nil
+		},
+		read: readSGLang,
+		note: wholeDurationNote,
+	}
 }

@@ -22,6 +22,13 @@ type (
 	Summary      = summary.Summary
 )
 
+// IsSummaryLevel says whether tool (as Detect names it) writes summary-level
+// points only, which ReadSummary reads and Import refuses.
+func IsSummaryLevel(tool string) bool {
+	t, ok := toolNamed(tool)
+	return ok && t.readSummary != nil
+}
+
 // ReadSummary reads the summary-level points of a file: an llm-d benchmark report
 // or InferenceX results. Other tools' files give an error: import them instead.
 func ReadSummary(path string) (*Summary, error) {
@@ -29,20 +36,15 @@ func ReadSummary(path string) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	if tool != FromLLMD && tool != FromInferenceX {
+	t, _ := toolNamed(tool)
+	if t.readSummary == nil {
 		return nil, fmt.Errorf("%s: a %s result with per-request data: import it (ceiling import), it is more than a summary", path, tool)
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", path, err)
 	}
-	var s *Summary
-	switch tool {
-	case FromLLMD:
-		s, err = readLLMDSummary(path, data)
-	case FromInferenceX:
-		s, err = readInferenceXSummary(path, data)
-	}
+	s, err := t.readSummary(path, data)
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ceiling-llm/ceiling/analyze"
 	"github.com/ceiling-llm/ceiling/importer"
+	"github.com/ceiling-llm/ceiling/importer/importanalysis"
 )
 
 var updatePeerLevels = flag.Bool("update", false, "rewrite analyze/testdata/validation/peer-levels.csv from the shared peer results")
@@ -35,7 +36,7 @@ func TestValidationPeerLevels(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		runs, err := importer.Analyze(context.Background(), run, importer.WriteOptions{}, analyze.Options{TimelineLevel: -1, Resamples: -1})
+		runs, err := importanalysis.Analyze(context.Background(), run, importer.WriteOptions{}, analyze.Options{TimelineLevel: -1, Resamples: -1})
 		if err != nil {
 			t.Fatal(err)
 		}

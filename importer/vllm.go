@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/ceiling-llm/ceiling/engine"
 )
 
 // vLLM `bench serve --save-result` (benchmarks/benchmark_serving.py or
@@ -255,7 +257,7 @@ func addBenchLevel(run *Run, o object, k benchKeys, label string) error {
 	}
 	if sc, ok, _ := o.obj("server_config"); ok {
 		if v, ok, _ := sc.str("vllm_version"); ok {
-			run.ServerKind, run.ServerVer = "vllm", v
+			run.ServerKind, run.ServerVer = engine.VLLM, v
 		}
 	}
 	if run.Started.IsZero() || (!lv.Started.IsZero() && lv.Started.Before(run.Started)) {
@@ -304,4 +306,32 @@ func benchCoordinate(run *Run, o object, lv *Level, n int) error {
 			lv.Label, n, lv.Concurrency))
 	}
 	return nil
+}
+
+// FromVLLM is vLLM's vllm bench serve, named after its engine: engine.BenchOf
+// finds the advice in its flags by this name.
+const FromVLLM = string(engine.VLLM)
+
+// vllmTool is vLLM's vllm bench serve, whose keys are a subset of SGLang's
+// bench_serving's, so it is detected last.
+func vllmTool() tool {
+	return tool{
+		name:       FromVLLM,
+		detectRank: 100,
+		detect: func(h head) (bool, error) {
+			return h.isJSON() && (h.has("ttfts") || (h.has("mean_ttft_ms") && h.has("duration"))), nil
+		},
+		read: readVLLM,
+		note: wholeDurationNote,
+	}
+}
+
+// wholeDurationNote is the note for vLLM's and SGLang's benchmarks, which divide by
+// their whole duration.
+func wholeDurationNote(r Reference) string {
+	switch r.Metric {
+	case "output_tok_s", "request_s":
+		return "the tool divides by its whole duration (arrival schedule, ramp-up and drain included); ceiling uses the steady-state window"
+	}
+	return ""
 }

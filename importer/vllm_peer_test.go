@@ -11,6 +11,7 @@ import (
 
 	"github.com/ceiling-llm/ceiling/analyze"
 	"github.com/ceiling-llm/ceiling/importer"
+	"github.com/ceiling-llm/ceiling/importer/importanalysis"
 	"github.com/ceiling-llm/ceiling/internal/peertest"
 )
 
@@ -37,7 +38,7 @@ func TestMatchesVLLMBenchServe(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		runs, err := importer.Analyze(context.Background(), run, importer.WriteOptions{}, analyze.Options{TimelineLevel: -1})
+		runs, err := importanalysis.Analyze(context.Background(), run, importer.WriteOptions{}, analyze.Options{TimelineLevel: -1})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,6 +1,7 @@
 package importer
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -117,4 +118,28 @@ func hasRunFiles(dir string) bool {
 		}
 	}
 	return false
+}
+
+// FromVLLMSweep is vLLM's vllm bench sweep.
+const FromVLLMSweep = "vllm-sweep"
+
+// vllmSweepTool is vllm bench sweep: a directory of run=N.json points. Its
+// summary.json, a list of the points' results, is refused with what to import.
+func vllmSweepTool() tool {
+	return tool{
+		name:       FromVLLMSweep,
+		detectRank: 60,
+		detect: func(h head) (bool, error) {
+			if h.isList() && h.has("mean_ttft_ms", "ttfts") {
+				return false, errors.New("a list of vLLM results (a vllm bench sweep summary.json): import the sweep directory, or its run=N.json files")
+			}
+			return false, nil
+		},
+		dir: func(path string) bool {
+			_, err := sweepPoints(path)
+			return err == nil
+		},
+		read: readVLLMSweep,
+		note: wholeDurationNote,
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/ceiling-llm/ceiling/engine"
 	"github.com/ceiling-llm/ceiling/trace"
 )
 
@@ -53,7 +54,7 @@ func toTrace(run *Run, opt WriteOptions) (trace.RunInfo, []trace.Row) {
 		Workload: "imported from " + run.Tool,
 	}
 	if info.Server.Kind == "" {
-		info.Server.Kind = "unknown"
+		info.Server.Kind = engine.Unknown
 	}
 	info.Plan.Mode = "closed"
 	var rows []trace.Row

@@ -9,7 +9,7 @@ import (
 )
 
 // gpuPowerSeries are the series the analysis reads power or energy from
-// (analyze/energy.go holds the full mapping): an exporter serving none of them
+// (analyze/policy_energy.go holds the full mapping): an exporter serving none of them
 // gives no power figures, which the user should hear before the sweep, not after.
 var gpuPowerSeries = map[string]bool{
 	"DCGM_FI_DEV_POWER_USAGE": true, "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION": true,

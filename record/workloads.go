@@ -6,6 +6,7 @@ import (
 	"math"
 	"path/filepath"
 
+	"github.com/ceiling-llm/ceiling/engine"
 	"github.com/ceiling-llm/ceiling/record/internal/client"
 	"github.com/ceiling-llm/ceiling/record/internal/workload"
 	"github.com/ceiling-llm/ceiling/trace"
@@ -169,14 +170,14 @@ func (r *recorder) requestsPlanned() int {
 // outputControl says what enforces output lengths on a server of kind: max_tokens
 // always; with --ignore-eos, ignore_eos, and min_tokens = max_tokens where the
 // server takes it (vLLM and SGLang; llama.cpp and others do not document it).
-func outputControl(ignoreEOS bool, kind string) (string, bool) {
+func outputControl(ignoreEOS bool, kind engine.Name) (string, bool) {
 	if !ignoreEOS {
 		return "max_tokens (the model may stop earlier; --ignore-eos asks for exact lengths)", false
 	}
-	if kind == "vllm" || kind == "sglang" {
-		return "max_tokens + ignore_eos + min_tokens (" + kind + ")", true
+	if e, ok := engine.Of(kind); ok && e.MinTokens {
+		return "max_tokens + ignore_eos + min_tokens (" + string(kind) + ")", true
 	}
-	return "max_tokens + ignore_eos (min_tokens not sent: " + kind + " server)", false
+	return "max_tokens + ignore_eos (min_tokens not sent: " + string(kind) + " server)", false
 }
 
 // request is request id's prompt and max_tokens; idx is its index in the level (a

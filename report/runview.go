@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/ceiling-llm/ceiling/analyze"
+	"github.com/ceiling-llm/ceiling/engine"
 )
 
 // runView is what the page shows of one run besides its charts.
@@ -231,12 +232,10 @@ func higherAdvice(r *analyze.Run) string {
 		} `json:"source"`
 	}
 	if len(r.Info) > 0 && json.Unmarshal(r.Info, &info) == nil && info.Source != nil {
-		switch t := strings.ToLower(info.Source.Tool); {
-		case strings.HasPrefix(t, "vllm"):
-			return "test higher with vllm bench serve --max-concurrency above it and --request-rate inf (a finite rate caps what each level offers)"
-		case strings.HasPrefix(t, "sglang"):
-			return "test higher with sglang.bench_serving --max-concurrency above it and --request-rate inf"
-		case t != "":
+		if b := engine.BenchOf(info.Source.Tool); b != nil {
+			return b.Higher
+		}
+		if info.Source.Tool != "" {
 			return "test higher with " + info.Source.Tool + " at more concurrency, with arrivals fast enough to keep every level full"
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ceiling-llm/ceiling/analyze"
+	"github.com/ceiling-llm/ceiling/engine"
 )
 
 // The review summary: the lines of the first screen that say what was measured
@@ -41,10 +42,10 @@ type runInfo struct {
 		Replay        string  `json:"replay"`
 	} `json:"plan"`
 	Server struct {
-		Kind        string `json:"kind"`
-		Version     string `json:"version"`
-		MaxModelLen *int64 `json:"max_model_len"`
-		Slots       *int64 `json:"slots"`
+		Kind        engine.Name `json:"kind"`
+		Version     string      `json:"version"`
+		MaxModelLen *int64      `json:"max_model_len"`
+		Slots       *int64      `json:"slots"`
 		// GPUMetricsURLs are the GPU exporters the recording scraped.
 		GPUMetricsURLs []string `json:"gpu_metrics_urls"`
 	} `json:"server"`
@@ -81,8 +82,8 @@ func deploymentLine(r *analyze.Run, info runInfo) string {
 	if r.Model != "" {
 		parts = append(parts, r.Model)
 	}
-	if k := info.Server.Kind; k != "" && k != "unknown" {
-		parts = append(parts, strings.TrimSpace("served by "+k+" "+info.Server.Version))
+	if k := info.Server.Kind; k != "" && k != engine.Unknown {
+		parts = append(parts, strings.TrimSpace("served by "+string(k)+" "+info.Server.Version))
 	} else {
 		parts = append(parts, "engine not identified")
 	}

@@ -1,6 +1,10 @@
 package trace
 
-import "time"
+import (
+	"time"
+
+	"github.com/ceiling-llm/ceiling/engine"
+)
 
 // SchemaVersion is the trace format version written to the file metadata key
 // MetaSchemaVersion. Readers refuse versions newer than the one they know.
@@ -296,15 +300,15 @@ type SearchResult struct {
 // ServerInfo is what the server revealed about itself before the sweep. Unknown
 // values are nil.
 type ServerInfo struct {
-	Kind             string `json:"kind"` // vllm, sglang, llamacpp, tgi, unknown
-	Version          string `json:"version,omitempty"`
-	MaxModelLen      *int64 `json:"max_model_len"`
-	KVCapacityTokens *int64 `json:"kv_capacity_tokens"`
-	BlockSize        *int64 `json:"block_size"`
-	NumGPUBlocks     *int64 `json:"num_gpu_blocks"`
-	Slots            *int64 `json:"slots"`
-	NCtx             *int64 `json:"n_ctx"`
-	MetricsURL       string `json:"metrics_url,omitempty"`
+	Kind             engine.Name `json:"kind"` // engine.VLLM, engine.SGLang, ..., engine.Unknown
+	Version          string      `json:"version,omitempty"`
+	MaxModelLen      *int64      `json:"max_model_len"`
+	KVCapacityTokens *int64      `json:"kv_capacity_tokens"`
+	BlockSize        *int64      `json:"block_size"`
+	NumGPUBlocks     *int64      `json:"num_gpu_blocks"`
+	Slots            *int64      `json:"slots"`
+	NCtx             *int64      `json:"n_ctx"`
+	MetricsURL       string      `json:"metrics_url,omitempty"`
 	// GPUMetricsURLs are the GPU exporters scraped (record --gpu-metrics-url),
 	// without credentials.
 	GPUMetricsURLs []string `json:"gpu_metrics_urls,omitempty"`

@@ -57,7 +57,7 @@ const importExample = `Example:
 // runImport implements `ceiling import`.
 func runImport(ctx context.Context, e env, args []string) int {
 	fs := pflag.NewFlagSet("import", pflag.ContinueOnError)
-	from := fs.String("from", importer.FromAuto, "source tool: "+strings.Join(importer.Froms, ", "))
+	from := fs.String("from", importer.FromAuto, "source tool: "+strings.Join(importer.Froms(), ", "))
 	out := fs.StringP("output", "o", "", "write the trace to this file (required)")
 	runID := fs.String("run-id", "", "run id of the trace (default: the tool and the first file's name)")
 	force := fs.Bool("force", false, "replace an existing -o FILE (an input is never replaced)")
@@ -71,8 +71,8 @@ func runImport(ctx context.Context, e env, args []string) int {
 	if *out == "" {
 		return h.usageError(e, "-o must name the trace file to write")
 	}
-	if !slices.Contains(importer.Froms, *from) {
-		return h.usageError(e, fmt.Sprintf("--from must be one of %s, got %q", strings.Join(importer.Froms, ", "), *from))
+	if !slices.Contains(importer.Froms(), *from) {
+		return h.usageError(e, fmt.Sprintf("--from must be one of %s, got %q", strings.Join(importer.Froms(), ", "), *from))
 	}
 
 	if err := guardError((atomicfile.Guard{Inputs: fs.Args(), Force: *force}).Check(*out)); err != nil {

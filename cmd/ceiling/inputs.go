@@ -8,6 +8,7 @@ import (
 
 	"github.com/ceiling-llm/ceiling/analyze"
 	"github.com/ceiling-llm/ceiling/importer"
+	"github.com/ceiling-llm/ceiling/importer/importanalysis"
 	"github.com/ceiling-llm/ceiling/trace"
 )
 
@@ -67,7 +68,7 @@ func analyzeInputs(ctx context.Context, names []string, opt analyze.Options, war
 			return nil, err
 		}
 		for _, run := range imported {
-			runs, err := importer.Analyze(ctx, run, importer.WriteOptions{Version: version}, opt)
+			runs, err := importanalysis.Analyze(ctx, run, importer.WriteOptions{Version: version}, opt)
 			if err != nil {
 				return nil, err
 			}
@@ -88,7 +89,7 @@ func analyzeTrace(ctx context.Context, name string, opt analyze.Options) ([]anal
 	if err != nil {
 		return nil, err
 	}
-	importer.CompareAnalysis(a.Runs, src.Info)
+	importanalysis.CompareAnalysis(a.Runs, src.Info)
 	return a.Runs, nil
 }
 

@@ -16,7 +16,7 @@ import (
 
 // The KV cache as a real llama.cpp server lays it out: one cache shared by the slots
 // (--kv-unified) or a cache per slot, told apart by what the server did under the
-// sweep (see analyze/kvlayout.go). Short sweeps of the tiny d64 model.
+// sweep (see analyze/policy_kvlayout.go). Short sweeps of the tiny d64 model.
 
 func analyzeRunJSON(t *testing.T, args ...string) analyze.Run {
 	t.Helper()

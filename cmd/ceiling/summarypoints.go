@@ -19,7 +19,7 @@ func splitSummaries(args []string) (rest []string, sums []*importer.Summary, err
 			continue
 		}
 		tool, derr := importer.Detect(a)
-		if derr != nil || (tool != importer.FromLLMD && tool != importer.FromInferenceX) {
+		if derr != nil || !importer.IsSummaryLevel(tool) {
 			rest = append(rest, a)
 			continue
 		}

@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/ceiling-llm/ceiling/engine"
 )
 
 // Get fetches path from the server (with credentials): the status and body.
@@ -68,14 +70,14 @@ func (c *Client) post(ctx context.Context, path string, v any) (int, []byte, err
 // the server speaks (llama.cpp {"content"} → {"tokens"}, vLLM {"model","prompt"} →
 // {"count"}). flavour "" tries both and reports which answered.
 func (c *Client) Tokenize(ctx context.Context, flavour, text string) (int, string, error) {
-	try := []string{"llamacpp", "vllm"}
+	try := []string{string(engine.LlamaCpp), string(engine.VLLM)}
 	if flavour != "" {
 		try = []string{flavour}
 	}
 	var lastErr error = errors.New("no /tokenize endpoint")
 	for _, f := range try {
 		var body any = map[string]any{"content": text}
-		if f == "vllm" {
+		if f == string(engine.VLLM) {
 			body = map[string]any{"model": c.opts.Model, "prompt": text, "add_special_tokens": false}
 		}
 		status, resp, err := c.post(ctx, "/tokenize", body)

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ceiling-llm/ceiling/engine"
 	"github.com/ceiling-llm/ceiling/internal/prom"
 	"github.com/ceiling-llm/ceiling/record/internal/client"
 	"github.com/ceiling-llm/ceiling/trace"
@@ -23,7 +24,8 @@ import (
 type Probe struct {
 	Server trace.ServerInfo
 	Models []string // ids listed by /v1/models, in order
-	// Tokenize is the /tokenize flavour that answered: "llamacpp", "vllm" or "".
+	// Tokenize is the /tokenize flavour that answered: engine.LlamaCpp or engine.VLLM
+	// as a string, or "".
 	Tokenize string
 	// ModelsStatus is the HTTP status of GET /v1/models (a 404 there suggests a
 	// wrong port or path rather than a server with no model).
@@ -51,7 +53,7 @@ func Server(ctx context.Context, c *client.Client) (Probe, error) {
 }
 
 func server(ctx context.Context, c *client.Client) (Probe, error) {
-	p := Probe{Server: trace.ServerInfo{Kind: "unknown"}}
+	p := Probe{Server: trace.ServerInfo{Kind: engine.Unknown}}
 	status, body, err := c.Get(ctx, "/v1/models")
 	switch {
 	case errors.Is(err, client.ErrSlow) && c.Model() != "":
@@ -83,12 +85,12 @@ func server(ctx context.Context, c *client.Client) (Probe, error) {
 				p.Models = append(p.Models, m.ID)
 				if i == 0 {
 					p.Server.MaxModelLen = p.inRange("/v1/models max_model_len", m.MaxModelLen, maxDeclaredTokens)
-					if m.OwnedBy == "vllm" {
-						p.Server.Kind = "vllm"
-					} else if m.OwnedBy == "sglang" {
-						p.Server.Kind = "sglang"
-					} else if m.OwnedBy == "llamacpp" {
-						p.Server.Kind = "llamacpp"
+					if m.OwnedBy == string(engine.VLLM) {
+						p.Server.Kind = engine.VLLM
+					} else if m.OwnedBy == string(engine.SGLang) {
+						p.Server.Kind = engine.SGLang
+					} else if m.OwnedBy == string(engine.LlamaCpp) {
+						p.Server.Kind = engine.LlamaCpp
 					}
 				}
 			}
@@ -104,7 +106,7 @@ func server(ctx context.Context, c *client.Client) (Probe, error) {
 		for _, s := range samples {
 			switch {
 			case strings.HasPrefix(s.Name, "vllm:"):
-				p.Server.Kind = "vllm"
+				p.Server.Kind = engine.VLLM
 				if s.Name == "vllm:cache_config_info" {
 					labels := prom.ParseLabels(s.Labels)
 					p.Server.NumGPUBlocks = p.inRange("vllm:cache_config_info num_gpu_blocks", intLabel(labels, "num_gpu_blocks"), maxDeclaredBlocks)
@@ -114,11 +116,11 @@ func server(ctx context.Context, c *client.Client) (Probe, error) {
 					kvSizeTokens = p.inRange("vllm:cache_config_info kv_cache_size_tokens", intLabel(labels, "kv_cache_size_tokens"), maxDeclaredTokens)
 				}
 			case strings.HasPrefix(s.Name, "sglang:"):
-				p.Server.Kind = "sglang"
+				p.Server.Kind = engine.SGLang
 			case strings.HasPrefix(s.Name, "llamacpp:"):
-				p.Server.Kind = "llamacpp"
+				p.Server.Kind = engine.LlamaCpp
 			case strings.HasPrefix(s.Name, "tgi_"):
-				p.Server.Kind = "tgi"
+				p.Server.Kind = engine.TGI
 			}
 		}
 		if kvSizeTokens != nil {
@@ -141,14 +143,14 @@ func server(ctx context.Context, c *client.Client) (Probe, error) {
 			BuildInfo  string `json:"build_info"`
 		}
 		if json.Unmarshal(body, &props) == nil && (props.TotalSlots != nil || props.DefaultGenerationSettings.NCtx != nil) {
-			p.Server.Kind = "llamacpp"
+			p.Server.Kind = engine.LlamaCpp
 			p.Server.Slots = p.inRange("/props total_slots", props.TotalSlots, maxDeclaredSlots)
 			p.Server.Version = props.BuildInfo
 			// n_ctx in /props is per slot; the KV cache holds n_ctx × slots tokens.
 			p.Server.NCtx = p.inRange("/props n_ctx", props.DefaultGenerationSettings.NCtx, maxDeclaredTokens)
 		}
 	}
-	if p.Server.Kind == "llamacpp" {
+	if p.Server.Kind == engine.LlamaCpp {
 		if status, body, err := c.Get(ctx, "/slots"); err == nil && status == http.StatusOK {
 			var slots []struct {
 				NCtx *int64 `json:"n_ctx"`
@@ -182,7 +184,7 @@ func server(ctx context.Context, c *client.Client) (Probe, error) {
 	}
 
 	// SGLang: /get_server_info has the KV pool size.
-	if p.Server.Kind == "sglang" || p.Server.Kind == "unknown" {
+	if p.Server.Kind == engine.SGLang || p.Server.Kind == engine.Unknown {
 		if status, body, err := c.Get(ctx, "/get_server_info"); err == nil && status == http.StatusOK {
 			var info struct {
 				MaxTotalNumTokens  *int64 `json:"max_total_num_tokens"`
@@ -191,7 +193,7 @@ func server(ctx context.Context, c *client.Client) (Probe, error) {
 				Version            string `json:"version"`
 			}
 			if json.Unmarshal(body, &info) == nil && info.MaxTotalNumTokens != nil {
-				p.Server.Kind = "sglang"
+				p.Server.Kind = engine.SGLang
 				p.Server.KVCapacityTokens = p.inRange("/get_server_info max_total_num_tokens", info.MaxTotalNumTokens, maxDeclaredTokens)
 				p.Server.Version = info.Version
 				if p.Server.MaxModelLen == nil {
@@ -205,7 +207,7 @@ func server(ctx context.Context, c *client.Client) (Probe, error) {
 	}
 
 	// vLLM (and others) answer /version; TGI answers /info.
-	if p.Server.Version == "" && (p.Server.Kind == "vllm" || p.Server.Kind == "unknown") {
+	if p.Server.Version == "" && (p.Server.Kind == engine.VLLM || p.Server.Kind == engine.Unknown) {
 		if status, body, err := c.Get(ctx, "/version"); err == nil && status == http.StatusOK {
 			var v struct {
 				Version string `json:"version"`
@@ -215,7 +217,7 @@ func server(ctx context.Context, c *client.Client) (Probe, error) {
 			}
 		}
 	}
-	if p.Server.Kind == "unknown" || p.Server.Kind == "tgi" {
+	if p.Server.Kind == engine.Unknown || p.Server.Kind == engine.TGI {
 		if status, body, err := c.Get(ctx, "/info"); err == nil && status == http.StatusOK {
 			var v struct {
 				Version  string `json:"version"`
@@ -227,7 +229,7 @@ func server(ctx context.Context, c *client.Client) (Probe, error) {
 				MaxBatchTotal *int64 `json:"max_batch_total_tokens"`
 			}
 			if json.Unmarshal(body, &v) == nil && v.ModelID != "" {
-				p.Server.Kind = "tgi"
+				p.Server.Kind = engine.TGI
 				p.Server.Version = v.Version
 				if p.Server.MaxModelLen == nil {
 					p.Server.MaxModelLen = p.inRange("/info max_total_tokens", v.MaxTotal, maxDeclaredTokens)

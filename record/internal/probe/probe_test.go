@@ -48,7 +48,7 @@ func TestServerKinds(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if p.Server.Kind != tt.kind {
+			if string(p.Server.Kind) != tt.kind {
 				t.Errorf("kind %q, want %q", p.Server.Kind, tt.kind)
 			}
 			if len(p.Models) != 1 || p.Models[0] != "m" {

@@ -1,21 +1,23 @@
-package importer
+// Package importanalysis analyzes imported runs: it runs the analysis on an
+// imported run's trace image in memory and compares the analysis with the tool's
+// own summary numbers the trace keeps (LevelInfo.References). It sits above both
+// importer and analyze, so that reading other tools' files (package importer) does
+// not depend on the analysis and the analysis (package analyze) reads traces only.
+package importanalysis
 
 import (
 	"context"
 	"fmt"
 
 	"github.com/ceiling-llm/ceiling/analyze"
+	"github.com/ceiling-llm/ceiling/importer"
 	"github.com/ceiling-llm/ceiling/trace"
 )
 
-// Analysis of imported runs: package analyze reads traces only, so an imported run
-// is analyzed from its trace image in memory, and the analysis is then compared
-// with the tool's own summary numbers the trace keeps (LevelInfo.References).
-
 // Analyze analyzes run from its trace image in memory (nothing is written to disk)
 // and compares the analysis with the tool's own summary (CompareAnalysis).
-func Analyze(ctx context.Context, run *Run, wopt WriteOptions, opt analyze.Options) ([]analyze.Run, error) {
-	image, err := Image(run, wopt)
+func Analyze(ctx context.Context, run *importer.Run, wopt importer.WriteOptions, opt analyze.Options) ([]analyze.Run, error) {
+	image, err := importer.Image(run, wopt)
 	if err != nil {
 		return nil, err
 	}
@@ -61,7 +63,7 @@ func CompareAnalysis(runs []analyze.Run, info trace.RunInfo) {
 				analyzed[lv.Level] = lv
 			}
 		}
-		c, ws := CompareRun(info.Source.Tool, levels, func(level int, metric, stat string) (float64, bool) {
+		c, ws := importer.CompareRun(info.Source.Tool, levels, func(level int, metric, stat string) (float64, bool) {
 			return analyzed[level].Stat(metric, stat)
 		})
 		if c == nil {

@@ -1,0 +1,173 @@
+package engine
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestNamesAreTheTraceFormat: the names are written into traces and the analysis'
+// JSON, so each one's string is fixed.
+func TestNamesAreTheTraceFormat(t *testing.T) {
+	for _, tc := range []struct {
+		name Name
+		want string
+	}{
+		{VLLM, "vllm"}, {SGLang, "sglang"}, {LlamaCpp, "llamacpp"}, {TGI, "tgi"},
+		{TensorRTLLM, "trtllm"}, {NIM, "nim"}, {Unknown, "unknown"},
+	} {
+		if string(tc.name) != tc.want {
+			t.Errorf("%s is written %q, want %q", tc.want, tc.name, tc.want)
+		}
+	}
+}
+
+// TestAllIsConsistent: every engine has its own name, a title and a prefix of its
+// own, and each of its metric names is told to be its own by OfMetric.
+func TestAllIsConsistent(t *testing.T) {
+	names := map[Name]bool{}
+	prefixes := map[string]Name{}
+	metrics := map[string]Name{}
+	for _, e := range All() {
+		if e.Name == "" || e.Name == Unknown || names[e.Name] {
+			t.Errorf("engine name %q is empty, Unknown or listed twice", e.Name)
+		}
+		names[e.Name] = true
+		if e.Title == "" {
+			t.Errorf("%s has no title", e.Name)
+		}
+		if e.MetricPrefix != "" {
+			if o, ok := prefixes[e.MetricPrefix]; ok {
+				t.Errorf("%s and %s share the metric prefix %q", o, e.Name, e.MetricPrefix)
+			}
+			prefixes[e.MetricPrefix] = e.Name
+		}
+		if len(e.Metrics) == 0 {
+			t.Errorf("%s has no metric names", e.Name)
+		}
+		for m := range e.Metrics {
+			if o, ok := metrics[m]; ok {
+				t.Errorf("metric %s is both %s's and %s's", m, o, e.Name)
+			}
+			metrics[m] = e.Name
+			if got := OfMetric(m); got != e.Name {
+				t.Errorf("OfMetric(%q) = %s, want %s", m, got, e.Name)
+			}
+		}
+		if got, ok := Of(e.Name); !ok || got.Name != e.Name {
+			t.Errorf("Of(%s) = %s, %v", e.Name, got.Name, ok)
+		}
+	}
+	if _, ok := Of(Unknown); ok {
+		t.Error("Of(Unknown) found an engine")
+	}
+}
+
+func TestOfMetric(t *testing.T) {
+	for _, tc := range []struct {
+		metric string
+		want   Name
+	}{
+		{"vllm:num_requests_running", VLLM},
+		{"num_requests_running", NIM},
+		{"sglang:token_usage", SGLang},
+		{"llamacpp:requests_processing", LlamaCpp},
+		{"tgi_queue_size", TGI},
+		{"nv_trt_llm_request_metrics", TensorRTLLM},
+	} {
+		if got := OfMetric(tc.metric); got != tc.want {
+			t.Errorf("OfMetric(%q) = %s, want %s", tc.metric, got, tc.want)
+		}
+	}
+}
+
+// TestBenchOf: an imported run's tool finds its engine's advice by name, any case,
+// the sweep variant included; other tools have none.
+func TestBenchOf(t *testing.T) {
+	for _, tc := range []struct {
+		tool string
+		want string // a word of the advice, "" for none
+	}{
+		{"vllm", "vllm bench serve"},
+		{"vllm-sweep", "vllm bench serve"},
+		{"SGLang", "sglang.bench_serving"},
+		{"guidellm", ""},
+		{"genai-bench", ""},
+		{"", ""},
+	} {
+		b := BenchOf(tc.tool)
+		switch {
+		case tc.want == "" && b != nil:
+			t.Errorf("BenchOf(%q) = %q, want none", tc.tool, b.Higher)
+		case tc.want != "" && b == nil:
+			t.Errorf("BenchOf(%q) = none, want %s's advice", tc.tool, tc.want)
+		case tc.want != "" && (!strings.Contains(b.Higher, tc.want) || !strings.Contains(b.Rerun(40, 8), tc.want)):
+			t.Errorf("BenchOf(%q): %q / %q do not name %s", tc.tool, b.Higher, b.Rerun(40, 8), tc.want)
+		}
+	}
+}
+
+// TestErrorTextsAreLowerCase: error texts are matched against the lower-cased
+// message, so a text with a capital letter would never match.
+func TestErrorTextsAreLowerCase(t *testing.T) {
+	for _, list := range [][]string{KVExhaustedTexts(), ContextExceededTexts()} {
+		if len(list) == 0 {
+			t.Error("no error texts")
+		}
+		for _, s := range list {
+			if s == "" || s != strings.ToLower(s) {
+				t.Errorf("error text %q is empty or not lower case", s)
+			}
+		}
+	}
+}
+
+// TestImportsNothingOfOurs: the recorder, the trace format, the importer and the
+// analysis all use this package, so it must sit below every one of them: it
+// imports nothing of ours but the number formatter.
+func TestImportsNothingOfOurs(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list -deps: %v\n%s", err, out)
+	}
+	const mod = "github.com/ceiling-llm/ceiling/"
+	for _, p := range strings.Fields(string(out)) {
+		if strings.HasPrefix(p, mod) && p != mod+"engine" && p != mod+"internal/numfmt" {
+			t.Errorf("engine depends on %s", p)
+		}
+	}
+}
+
+// TestKVSource: the declared KV capacity is named in each engine's own terms, the
+// words the analysis has always written (capacity.source_detail).
+func TestKVSource(t *testing.T) {
+	p := func(v int64) *int64 { return &v }
+	for _, tc := range []struct {
+		engine Name
+		d      DeclaredKV
+		want   string
+	}{
+		{VLLM, DeclaredKV{Tokens: 351424, NumGPUBlocks: p(21964), BlockSize: p(16)}, "vLLM cache_config_info: num_gpu_blocks 21964 × block_size 16 = 351,424 tokens per engine"},
+		{VLLM, DeclaredKV{Tokens: 400000, NumGPUBlocks: p(21964), BlockSize: p(16)}, "vLLM cache_config_info kv_cache_size_tokens 400,000 per engine (num_gpu_blocks 21964 × block_size 16 = 351,424 counts the smallest group's blocks)"},
+		{VLLM, DeclaredKV{Tokens: 1000}, "vLLM cache_config_info: 1,000 tokens per engine"},
+		{SGLang, DeclaredKV{Tokens: 2048}, "SGLang max_total_num_tokens 2,048 (/get_server_info) per DP rank"},
+		{TGI, DeclaredKV{Tokens: 2048}, "TGI max_batch_total_tokens 2,048 (/info)"},
+	} {
+		e, ok := Of(tc.engine)
+		if !ok || e.KVSource == nil {
+			t.Errorf("%s names no KV source", tc.engine)
+			continue
+		}
+		if got := e.KVSource(tc.d); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.engine, got, tc.want)
+		}
+	}
+}
+
+// TestContextFlags: the advice names each engine's own flag, in the words the
+// recorder's context check has always used.
+func TestContextFlags(t *testing.T) {
+	if got, want := ContextFlags(), "vLLM: --max-model-len; SGLang: --context-length"; got != want {
+		t.Errorf("ContextFlags() = %q, want %q", got, want)
+	}
+}

@@ -135,8 +135,11 @@ func TestLlamaCppSweep(t *testing.T) {
 		t.Fatalf("%d rows, want 64", len(rows))
 	}
 	s := info.Server
-	if s.Kind != "llamacpp" || s.Slots == nil || *s.Slots != 4 || s.KVCapacityTokens == nil || *s.KVCapacityTokens != 8192 {
-		t.Errorf("server info: kind %s slots %v kv %v", s.Kind, s.Slots, s.KVCapacityTokens)
+	// 4 slots of n_ctx 2,048: a cache of 2,048 (unified) .. 8,192 (per slot), no
+	// single figure (the probe cannot tell the layouts apart).
+	if s.Kind != "llamacpp" || s.Slots == nil || *s.Slots != 4 || s.KVCapacityTokens != nil || s.KVLayout != "unknown" ||
+		s.KVCapacityMinTokens == nil || *s.KVCapacityMinTokens != 2048 || s.KVCapacityMaxTokens == nil || *s.KVCapacityMaxTokens != 8192 {
+		t.Errorf("server info: kind %s slots %v kv %v, layout %q, range %v..%v", s.Kind, s.Slots, s.KVCapacityTokens, s.KVLayout, s.KVCapacityMinTokens, s.KVCapacityMaxTokens)
 	}
 	ttft := map[int32][]float64{}
 	for _, r := range rows {

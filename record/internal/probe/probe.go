@@ -139,7 +139,8 @@ func server(ctx context.Context, c *client.Client) (Probe, error) {
 			p.Server.Kind = "llamacpp"
 			p.Server.Slots = props.TotalSlots
 			p.Server.Version = props.BuildInfo
-			// n_ctx in /props is per slot; the KV cache holds n_ctx × slots tokens.
+			// n_ctx in /props is a slot's context (llama_n_ctx_seq); see llamaKV
+			// for what it says of the KV cache.
 			p.Server.NCtx = props.DefaultGenerationSettings.NCtx
 		}
 	}
@@ -152,23 +153,12 @@ func server(ctx context.Context, c *client.Client) (Probe, error) {
 				if p.Server.Slots == nil {
 					p.Server.Slots = ptr(int64(len(slots)))
 				}
-				var total int64
-				for _, s := range slots {
-					if s.NCtx != nil {
-						total += *s.NCtx
-					}
-				}
-				if total > 0 {
-					p.Server.KVCapacityTokens = ptr(total)
-				}
 				if p.Server.NCtx == nil && slots[0].NCtx != nil {
 					p.Server.NCtx = slots[0].NCtx
 				}
 			}
 		}
-		if p.Server.KVCapacityTokens == nil && p.Server.NCtx != nil && p.Server.Slots != nil {
-			p.Server.KVCapacityTokens = ptr(*p.Server.NCtx * *p.Server.Slots)
-		}
+		llamaKV(&p.Server)
 		if p.Server.MaxModelLen == nil && p.Server.NCtx != nil {
 			p.Server.MaxModelLen = p.Server.NCtx
 		}
@@ -244,6 +234,30 @@ func intLabel(labels map[string]string, name string) *int64 {
 		return nil
 	}
 	return &n
+}
+
+// llamaKV states llama.cpp's KV cache as far as its endpoints declare it. Each
+// slot reports its n_ctx, the context it may use, and the slot count, but not the
+// layout (analyze/policy_kvlayout.go): with --kv-unified the slots share one cache
+// of n_ctx tokens; without it each owns n_ctx. One slot is one cache of n_ctx
+// either way; with more, the cache is n_ctx .. slots × n_ctx until the sweep tells
+// them apart (KV-exhaustion errors happen only in a shared cache), so no single
+// figure is stated.
+func llamaKV(s *trace.ServerInfo) {
+	if s.NCtx == nil || *s.NCtx <= 0 {
+		return
+	}
+	slots := int64(1)
+	if s.Slots != nil && *s.Slots > 0 {
+		slots = *s.Slots
+	}
+	if slots == 1 {
+		s.KVCapacityTokens = ptr(*s.NCtx)
+		return
+	}
+	s.KVLayout = "unknown"
+	s.KVCapacityMinTokens = ptr(*s.NCtx)
+	s.KVCapacityMaxTokens = ptr(*s.NCtx * slots)
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -38,6 +38,9 @@ func latencyChart(b *chartBuilder, runs []analyze.Run, labels []string, ax axis,
 			l := &r.Levels[j]
 			s := get(l)
 			x := levelXValue(l, ax.rate)
+			if !onCurve(l) {
+				continue // marked apart by latencyOverlays
+			}
 			if s.P50 != nil {
 				p50 = append(p50, pt{x, *s.P50 * scale})
 			}

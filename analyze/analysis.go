@@ -248,8 +248,14 @@ type USLFit struct {
 	Sigma  float64  `json:"sigma"`
 	Kappa  float64  `json:"kappa"`
 	Lambda float64  `json:"lambda"`
-	NMax   *float64 `json:"n_max"` // null when κ = 0
-	R2     float64  `json:"r2"`
+	// NMax is the concurrency of the fit's peak throughput, null when it has none
+	// within reach (NoPeak says why).
+	NMax *float64 `json:"n_max"`
+	// NoPeak says why NMax is null: κ = 0 (throughput rises over the whole
+	// range), σ ≥ 1, or a peak so far beyond the levels tested (over
+	// peakReach × the highest) that the fit cannot place it.
+	NoPeak string  `json:"no_peak,omitempty"`
+	R2     float64 `json:"r2"`
 }
 
 // Ceilings are the concurrency limits found for a run, null where not found.

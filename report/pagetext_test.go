@@ -22,3 +22,19 @@ func TestSweepSpanIsTheRange(t *testing.T) {
 		t.Errorf("the page never shows the range 4–8")
 	}
 }
+
+// TestNoPeakCard: a USL fit without a peak within reach shows "no peak within the
+// model's reach" on its card, not an Nmax (issue 27: "125,706,928").
+func TestNoPeakCard(t *testing.T) {
+	a := fixture(4, 20)
+	f := a.Runs[0].Fit.USL
+	f.Kappa, f.NMax = 6.2e-17, nil
+	f.NoPeak = "no peak within the model's reach (κ ≈ 0: the fit's peak lies beyond 10× the highest level tested, 8)"
+	page := render(t, a, Options{})
+	if !strings.Contains(page, "no peak within the model&#39;s reach") && !strings.Contains(page, "no peak within the model's reach") {
+		t.Errorf("the fit card does not say there is no peak within reach")
+	}
+	if strings.Contains(page, "Nmax") {
+		t.Errorf("the page shows an Nmax for a fit without a peak")
+	}
+}

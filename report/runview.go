@@ -275,8 +275,12 @@ func cards(v *runView) []card {
 	}
 	if f := r.Fit.USL; f != nil {
 		sub := fmt.Sprintf("σ %s · κ %s", strconv.FormatFloat(roundSig(f.Sigma, 2), 'g', -1, 64), strconv.FormatFloat(roundSig(f.Kappa, 2), 'g', -1, 64))
-		if f.NMax != nil {
+		switch {
+		case f.NMax != nil:
 			sub += " · Nmax " + fmtConc(round(*f.NMax, 0))
+		case f.NoPeak != "":
+			// The words without the reason, which the analysis JSON keeps.
+			sub += " · " + strings.SplitN(f.NoPeak, " (", 2)[0]
 		}
 		out = append(out, card{Name: "Scalability fit (USL)", Value: "R² " + strconv.FormatFloat(round(f.R2, 3), 'f', -1, 64), Sub: sub})
 	}

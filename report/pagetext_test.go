@@ -1,8 +1,11 @@
 package report
 
 import (
+	"html"
 	"strings"
 	"testing"
+
+	"github.com/ceiling-llm/ceiling/analyze"
 )
 
 // TestSweepSpanIsTheRange: the sweep card and the run summary show the lowest and
@@ -36,5 +39,23 @@ func TestNoPeakCard(t *testing.T) {
 	}
 	if strings.Contains(page, "Nmax") {
 		t.Errorf("the page shows an Nmax for a fit without a peak")
+	}
+}
+
+// TestSearchUnjudgedReason: the search section gives an unjudged level's reason
+// beside the verdict, not "unjudged" alone.
+func TestSearchUnjudgedReason(t *testing.T) {
+	a := fixture(2, 20)
+	r := &a.Runs[0]
+	r.Search = &analyze.SearchPath{Answer: "ceiling 2", Done: true, Ceiling: 2, Lo: 2, Unit: "concurrent requests", Steps: []analyze.SearchStep{
+		{Level: 0, X: 2, Phase: "start", Verdict: "unjudged", Lo: 2},
+		{Level: 1, X: 1, Phase: "down", Verdict: "pass", Lo: 2},
+	}}
+	page := html.UnescapeString(render(t, a, Options{}))
+	if !strings.Contains(page, "unjudged") {
+		t.Fatalf("no unjudged step on the page")
+	}
+	if !strings.Contains(page, "unjudged: it met every criterion, but no lower level ran to judge the knee against") {
+		t.Errorf("the unjudged step has no reason on the page")
 	}
 }

@@ -245,9 +245,9 @@ type Fit struct {
 // USLFit is the Universal Scalability Law X(N) = λN / (1 + σ(N−1) + κN(N−1))
 // (Gunther 2007; see stats_usl.go) fitted with σ, κ ≥ 0.
 type USLFit struct {
-	Sigma  float64  `json:"sigma"`
-	Kappa  float64  `json:"kappa"`
-	Lambda float64  `json:"lambda"`
+	Sigma  float64 `json:"sigma"`
+	Kappa  float64 `json:"kappa"`
+	Lambda float64 `json:"lambda"`
 	// NMax is the concurrency of the fit's peak throughput, null when it has none
 	// within reach (NoPeak says why).
 	NMax *float64 `json:"n_max"`

@@ -146,6 +146,10 @@ type Level struct {
 	// is shown but excluded from the ceilings and fits, and InvalidReason says why.
 	Valid         bool   `json:"valid"`
 	InvalidReason string `json:"invalid_reason,omitempty"`
+	// StopReason is why the recorder ended the level early, as it stored it (its
+	// --max-level-duration, an interrupt, failures, the server gone); empty when
+	// the level ran to its size, or for another tool's file.
+	StopReason string `json:"stop_reason,omitempty"`
 	// Server is what the server's own /metrics said inside the window (see
 	// stats_servercounters.go); null without a metrics sidecar or a scrape in the window.
 	Server *ServerCounters `json:"server"`

@@ -216,7 +216,7 @@ func buildRun(src *source, acc *runAcc, own bool, opt Options) (*Run, error) {
 		lv := l.finish(k, opt.SLO, tailPercentiles(opt.Percentiles))
 		sourceLevel(&lv, metaLevels[int(k)])
 		if m := metaLevels[int(k)]; m != nil {
-			lv.Repeat = m.Repeat
+			lv.Repeat, lv.StopReason = m.Repeat, m.StopReason
 		}
 		checkValidity(&lv)
 		if own && src.meta.Source == nil {

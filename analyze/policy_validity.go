@@ -123,7 +123,7 @@ func validityWarning(levels []Level, sizing int, tool string) string {
 			// every cause it might have been.
 			fix = append(fix, "the default size stops a level only once this rule holds, so they were cut short: "+strings.Join(causes, "; ")+cutShortAdvice(causes))
 		case short:
-			fix = append(fix, "the default size stops a level only once this rule holds, so they were cut short: the trace does not say by what (a recorder before the level's stop reason was stored): by --max-level-duration (rerun them with a larger one), by an interrupt or by failures (rerun them)")
+			fix = append(fix, "the trace stores no early stop for them (the recorder stores --max-level-duration, an interrupt or failures when one ends a level), so the recorder's own count judged the rule met where this analysis's window does not: rerun them")
 		}
 		if flight {
 			fix = append(fix, "fewer requests were in flight than the level's concurrency: the server queued or refused them, or the client could not keep up; see the level's errors and the client's CPU")

@@ -264,6 +264,7 @@ func buildRun(src *source, acc *runAcc, own bool, opt Options) (*Run, error) {
 		return nil, fmt.Errorf("analyzing %s: %w", src.name, err)
 	}
 	bootstrapRun(r, acc, opt)
+	dropEmptyIntervals(r)
 	if r.Warnings == nil {
 		r.Warnings = []string{}
 	}

@@ -52,7 +52,8 @@ func hasX(ps [][]any, x float64) bool {
 // levels only. An invalid level with completions is a hollow marker beside the
 // line; a level where every request failed (0 tok/s, no latency) is not plotted
 // at all, neither on the line nor as a marker at 0 (issue 27: a failed c=8 level
-// drawn at 0 tok/s made the line fall through the KV marker).
+// drawn at 0 tok/s made the line fall through the KV marker), nor its interval as
+// a bar at 0–0 (issue 27: "—" for a level with no completions).
 func TestNoLineThroughInvalidLevels(t *testing.T) {
 	a := fixture(6, 60) // concurrency 1, 2, 4, 8, 16, 32
 	r := &a.Runs[0]
@@ -60,7 +61,8 @@ func TestNoLineThroughInvalidLevels(t *testing.T) {
 	failed.Valid, failed.InvalidReason = false, "every request failed"
 	failed.Errors, failed.OutputTokS, failed.WindowCompletions = failed.Requests, 0, 0
 	failed.TTFT, failed.E2E, failed.TPOT = analyze.Summary{}, analyze.Summary{}, analyze.Summary{}
-	failed.CI = nil
+	// An analysis from before intervals of empty levels were dropped: 0–0.
+	failed.CI = &analyze.LevelCI{OutputTokS: &analyze.Interval{}, RequestS: &analyze.Interval{}}
 	short.Valid, short.InvalidReason = false, "window too short"
 
 	b := &chartBuilder{}

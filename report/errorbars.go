@@ -113,6 +113,9 @@ func overlays(runs []analyze.Run, labels []string, ax axis, what func(*analyze.L
 		for j := range r.Levels {
 			l := &r.Levels[j]
 			v, iv := what(l)
+			if !completed(l) {
+				iv = nil // nothing measured: no interval to draw (not a bar at 0–0)
+			}
 			x := levelXValue(l, ax.rate)
 			xs, ivs = append(xs, x), append(ivs, iv)
 			if !l.Valid && finite(v) && completed(l) {

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/ceiling-llm/ceiling/internal/prom"
-
 	"github.com/ceiling-llm/ceiling/internal/sharedtest"
 )
 

@@ -9,7 +9,6 @@ import (
 
 	"github.com/ceiling-llm/ceiling/analyze"
 	"github.com/ceiling-llm/ceiling/importer"
-
 	"github.com/ceiling-llm/ceiling/internal/sharedtest"
 )
 

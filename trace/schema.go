@@ -290,7 +290,7 @@ type ServerInfo struct {
 	// "unknown": n_ctx (one shared cache) .. slots × n_ctx (a cache per slot).
 	KVCapacityMinTokens *int64 `json:"kv_capacity_min_tokens,omitempty"`
 	KVCapacityMaxTokens *int64 `json:"kv_capacity_max_tokens,omitempty"`
-	MetricsURL       string `json:"metrics_url,omitempty"`
+	MetricsURL          string `json:"metrics_url,omitempty"`
 	// GPUMetricsURLs are the GPU exporters scraped (record --gpu-metrics-url),
 	// without credentials.
 	GPUMetricsURLs []string `json:"gpu_metrics_urls,omitempty"`

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/ceiling-llm/ceiling/analyze"
-
 	"github.com/ceiling-llm/ceiling/internal/sharedtest"
 )
 

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/ceiling-llm/ceiling/internal/prom"
-
 	"github.com/ceiling-llm/ceiling/internal/sharedtest"
 )
 

@@ -2,6 +2,7 @@ package report
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/ceiling-llm/ceiling/analyze"
@@ -71,6 +72,13 @@ func TestNoLineThroughInvalidLevels(t *testing.T) {
 	tp := throughputChart(b, a.Runs, labels, ax)
 	lat := latencyChart(b, a.Runs, labels, ax, "Time to first token", "TTFT (s)", "s", 1,
 		func(l *analyze.Level) analyze.Summary { return l.TTFT }, func(s analyze.SLO) *float64 { return s.TTFT })
+	// Interactivity vs throughput: the failed level is no point at (0, 0).
+	pu := perUserChart(b, a.Runs, labels)
+	for _, s := range b.specs {
+		if s.ID == pu.ID && strings.Contains(string(s.Option), `,"8"]`) {
+			t.Errorf("the interactivity chart plots the level without a completion (8): %s", s.Option)
+		}
+	}
 	for _, c := range []struct {
 		id    string
 		lines []string

@@ -149,6 +149,10 @@ type Level struct {
 	// is shown but excluded from the ceilings and fits, and InvalidReason says why.
 	Valid         bool   `json:"valid"`
 	InvalidReason string `json:"invalid_reason,omitempty"`
+	// StopReason is why the recorder ended the level early, as it stored it (its
+	// --max-level-duration, an interrupt, failures, the server gone); empty when
+	// the level ran to its size, or for another tool's file.
+	StopReason string `json:"stop_reason,omitempty"`
 	// Server is what the server's own /metrics said inside the window (see
 	// stats_servercounters.go); null without a metrics sidecar or a scrape in the window.
 	Server *ServerCounters `json:"server"`
@@ -254,11 +258,17 @@ type Fit struct {
 // USLFit is the Universal Scalability Law X(N) = λN / (1 + σ(N−1) + κN(N−1))
 // (Gunther 2007; see stats_usl.go) fitted with σ, κ ≥ 0.
 type USLFit struct {
-	Sigma  float64  `json:"sigma"`
-	Kappa  float64  `json:"kappa"`
-	Lambda float64  `json:"lambda"`
-	NMax   *float64 `json:"n_max"` // null when κ = 0
-	R2     float64  `json:"r2"`
+	Sigma  float64 `json:"sigma"`
+	Kappa  float64 `json:"kappa"`
+	Lambda float64 `json:"lambda"`
+	// NMax is the concurrency of the fit's peak throughput, null when it has none
+	// within reach (NoPeak says why).
+	NMax *float64 `json:"n_max"`
+	// NoPeak says why NMax is null: κ = 0 (throughput rises over the whole
+	// range), σ ≥ 1, or a peak so far beyond the levels tested (over
+	// peakReach × the highest) that the fit cannot place it.
+	NoPeak string  `json:"no_peak,omitempty"`
+	R2     float64 `json:"r2"`
 }
 
 // Ceilings are the concurrency limits found for a run, null where not found.

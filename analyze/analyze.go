@@ -221,7 +221,7 @@ func buildRun(src *source, acc *runAcc, own bool, opt Options, crit *Criteria) (
 		lv := l.finish(k, opt.SLO, tailPercentiles(opt.Percentiles))
 		sourceLevel(&lv, metaLevels[int(k)])
 		if m := metaLevels[int(k)]; m != nil {
-			lv.Repeat = m.Repeat
+			lv.Repeat, lv.StopReason = m.Repeat, m.StopReason
 		}
 		checkValidity(&lv)
 		if own && src.meta.Source == nil {
@@ -270,6 +270,7 @@ func buildRun(src *source, acc *runAcc, own bool, opt Options, crit *Criteria) (
 		return nil, fmt.Errorf("analyzing %s: %w", src.name, err)
 	}
 	bootstrapRun(r, acc, opt)
+	dropEmptyIntervals(r)
 	if r.Warnings == nil {
 		r.Warnings = []string{}
 	}

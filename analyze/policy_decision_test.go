@@ -39,7 +39,7 @@ func TestSizing(t *testing.T) {
 	}
 }
 
-// peerSweep is one of the aurotripathy vLLM sweeps in peerDir, with its deployment.
+// peerSweep is one of the aurotripathy vLLM sweeps of the shared peer results, with its deployment.
 type peerSweep struct {
 	prefix, gpu, weightDtype string
 }

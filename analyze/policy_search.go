@@ -86,12 +86,26 @@ func searchTable(p *SearchPath) *table {
 	t := &table{head: []string{"level", x, "why", "verdict", "failing criterion", "bracket after"}}
 	for _, s := range p.Steps {
 		failing := strings.Join(s.Failed, ", ")
-		if s.Verdict == "invalid" || s.Verdict == "unjudged" {
+		verdict := s.Verdict
+		switch s.Verdict {
+		case "unjudged":
+			verdict, failing = "unjudged: "+UnjudgedReason(s), "—"
+		case "invalid":
 			failing = "—"
 		}
-		t.rows = append(t.rows, []string{fmt.Sprint(s.Level), trimFloat(s.X), s.Phase, s.Verdict, failing, bracketText(s.Lo, s.Hi)})
+		t.rows = append(t.rows, []string{fmt.Sprint(s.Level), trimFloat(s.X), s.Phase, verdict, failing, bracketText(s.Lo, s.Hi)})
 	}
 	return t
+}
+
+// UnjudgedReason says why the search left a level unjudged: the step's own
+// evidence where the search stored it, else why a level passes every criterion
+// and is still not judged (the knee had no lower level to compare it with).
+func UnjudgedReason(s SearchStep) string {
+	if len(s.Evidence) > 0 {
+		return strings.Join(s.Evidence, "; ")
+	}
+	return "it met every criterion, but no lower level ran to judge the knee against"
 }
 
 // bracketText is "8..12", "8..?" (no failing level yet) or "?..4" (none passed).

@@ -43,6 +43,10 @@ func checkValidity(lv *Level) {
 		reasons = append(reasons, fmt.Sprintf("the window (%s) is shorter than %g request lifetimes (E2E p50 %s)",
 			fmtSeconds(lv.WindowS), levelrule.MinWindowLifetimes, fmtSeconds(*p)))
 	}
+	if len(reasons) > 0 && lv.StopReason != "" {
+		// The level ended early: its real cause, not a guess among the possible ones.
+		reasons = append(reasons, "cut short: "+lv.StopReason)
+	}
 	if len(reasons) > 0 {
 		lv.Valid = false
 		lv.InvalidReason = strings.Join(reasons, "; ")
@@ -87,7 +91,7 @@ func planSizing(p trace.Plan, own bool) int {
 // An imported run (tool: the source tool, "" for ceiling's own traces) is advised in
 // its own tool's flags.
 func validityWarning(levels []Level, sizing int, tool string) string {
-	var names []string
+	var names, causes []string
 	maxC := 0
 	rate, short, flight := false, false, false
 	for _, l := range levels {
@@ -101,6 +105,9 @@ func validityWarning(levels []Level, sizing int, tool string) string {
 		rate = rate || (l.Rate > 0 && l.Concurrency == 0)
 		flight = flight || (l.Concurrency > 0 && !levelrule.InFlightOK(l.InFlight, l.Concurrency))
 		short = short || strings.Contains(l.InvalidReason, "completed inside") || strings.Contains(l.InvalidReason, "request lifetimes")
+		if l.StopReason != "" {
+			causes = append(causes, offeredLabel(l)+" "+l.StopReason)
+		}
 	}
 	if len(names) == 0 {
 		return ""
@@ -111,8 +118,13 @@ func validityWarning(levels []Level, sizing int, tool string) string {
 		fix = append(fix, fmt.Sprintf("rerun them without --requests-per-level and --duration-per-level: the default size runs each level until its steady-state window holds at least %d completions (or the concurrency, if more) over at least %g request lifetimes and %s, the rule that judged them",
 			levelrule.MinWindowCompletions, levelrule.MinWindowLifetimes, levelrule.SteadyState))
 	case sizeDefault:
-		if short {
-			fix = append(fix, "the default size stops a level only once this rule holds, so they were cut short: by --max-level-duration (rerun them with a larger one), by an interrupt or by failures (rerun them)")
+		switch {
+		case len(causes) > 0:
+			// The recorder stored why each level ended early: name that, not
+			// every cause it might have been.
+			fix = append(fix, "the default size stops a level only once this rule holds, so they were cut short: "+strings.Join(causes, "; ")+cutShortAdvice(causes))
+		case short:
+			fix = append(fix, "the trace stores no early stop for them (the recorder stores --max-level-duration, an interrupt or failures when one ends a level), so the recorder's own count judged the rule met where this analysis's window does not: rerun them")
 		}
 		if flight {
 			fix = append(fix, "fewer requests were in flight than the level's concurrency: the server queued or refused them, or the client could not keep up; see the level's errors and the client's CPU")
@@ -136,6 +148,25 @@ func validityWarning(levels []Level, sizing int, tool string) string {
 		msg += "; " + strings.Join(fix, "; ")
 	}
 	return msg
+}
+
+// cutShortAdvice is what to rerun with for the stored causes a level was cut short.
+func cutShortAdvice(causes []string) string {
+	all := strings.Join(causes, " ")
+	var out []string
+	if strings.Contains(all, "--max-level-duration") {
+		out = append(out, "a larger --max-level-duration")
+	}
+	if strings.Contains(all, "interrupted") {
+		out = append(out, "a rerun of those levels left to finish (record --resume)")
+	}
+	if strings.Contains(all, "failed") || strings.Contains(all, "server stopped") {
+		out = append(out, "a rerun of those levels once the server answers")
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	return " (rerun with " + strings.Join(out, ", or ") + ")"
 }
 
 // sourceRerun is the advice for rerunning an imported benchmark's invalid levels in

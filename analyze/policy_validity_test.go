@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"context"
 	"strings"
 	"testing"
 )
@@ -74,6 +75,11 @@ func TestValidityAdviceIsNoCircle(t *testing.T) {
 	p := func(v float64) *float64 { return &v }
 	short := Level{Level: 0, Concurrency: 1, DecodeConcurrency: 1, WindowCompletions: 4, WindowS: 28, E2E: Summary{P50: p(7)}}
 	starved := Level{Level: 1, Concurrency: 64, DecodeConcurrency: 20, WindowCompletions: 500, WindowS: 60, E2E: Summary{P50: p(4)}}
+	// Cut short with the cause the recorder stored (issue 27: the warning named
+	// every possible cause instead of the real one).
+	capped, interrupted := short, short
+	capped.StopReason = "stopped at --max-level-duration 2m0s before the level's steady state met the validity rule"
+	interrupted.StopReason = "interrupted"
 	for _, tc := range []struct {
 		name       string
 		lv         Level
@@ -83,6 +89,8 @@ func TestValidityAdviceIsNoCircle(t *testing.T) {
 		{"explicit size, too short", short, sizeExplicit, []string{"without --requests-per-level and --duration-per-level", "at least 8 completions"}, []string{"--requests-per-level of at least"}},
 		{"default size, too short", short, sizeDefault, []string{"--max-level-duration"}, []string{"without --requests-per-level", "--requests-per-level of at least"}},
 		{"default size, too few in flight", starved, sizeDefault, []string{"fewer requests were in flight"}, []string{"without --requests-per-level", "--max-level-duration"}},
+		{"default size, cut short by the cap", capped, sizeDefault, []string{"cut short: c=1 stopped at --max-level-duration 2m0s", "a larger --max-level-duration"}, []string{"interrupt", "failures", "does not say"}},
+		{"default size, interrupted", interrupted, sizeDefault, []string{"cut short: c=1 interrupted", "left to finish"}, []string{"--max-level-duration", "failures"}},
 		{"imported", short, sizeUnknown, []string{"record them longer", "at least 8 completions"}, []string{"without --requests-per-level"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -111,4 +119,47 @@ func fmtPtr(p *float64) string {
 		return "null"
 	}
 	return trimFloat(*p)
+}
+
+// TestCutShortCauseFromTrace: the stop reason the recorder stored for a level
+// reaches the analysis (Level.StopReason) and, for an invalid level, its invalid
+// reason and the run's validity warning name it.
+func TestCutShortCauseFromTrace(t *testing.T) {
+	dir := t.TempDir()
+	info := knownInfo()
+	info.Plan.RequestsPerLevel, info.Plan.DurationPerLevelS = 0, 0 // default-sized levels
+	const why = "stopped at --max-level-duration 2m0s before the level's steady state met the validity rule"
+	info.Levels[0].StopReason = why
+	a, err := Analyze(context.Background(), []string{writeTrace(t, dir, "a.parquet", info, knownRows())}, Options{TimelineLevel: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := a.Runs[0]
+	var lv *Level
+	for i := range r.Levels {
+		if r.Levels[i].Level == 0 {
+			lv = &r.Levels[i]
+		}
+	}
+	if lv == nil || lv.StopReason != why {
+		t.Fatalf("level 0: %+v; want its stored stop reason", lv)
+	}
+	if lv.Valid {
+		t.Fatalf("the known trace's level 0 is valid (%+v): the test needs a level too short to be", lv)
+	}
+	if !strings.Contains(lv.InvalidReason, "cut short: "+why) {
+		t.Errorf("invalid reason %q does not name the cause", lv.InvalidReason)
+	}
+	found := false
+	for _, w := range r.Warnings {
+		if strings.Contains(w, "cut short: c=2 "+why) {
+			found = true
+		}
+		if strings.Contains(w, "by an interrupt or by failures") {
+			t.Errorf("the warning guesses among causes though the trace names one: %q", w)
+		}
+	}
+	if !found {
+		t.Errorf("no warning names the stored cause: %q", r.Warnings)
+	}
 }

@@ -18,6 +18,10 @@ func writeIntervals(b *strings.Builder, r *Run, md bool) {
 		if c == nil {
 			continue
 		}
+		if noCompletions(l) { // nothing measured: no interval, not "too short" nor 0–0
+			t.rows = append(t.rows, []string{fmt.Sprint(l.Level), offeredLabel(l), "—", "—", "—", "—", "—", "—", numCell(c.Blocks, 0)})
+			continue
+		}
 		t.rows = append(t.rows, []string{fmt.Sprint(l.Level), offeredLabel(l),
 			rateInterval(c.OutputTokS, 1), rateInterval(c.RequestS, 2),
 			durInterval(c.TTFTP50), durInterval(c.TTFTP99), durInterval(c.TPOTP50), durInterval(c.TPOTP99),

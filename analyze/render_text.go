@@ -262,7 +262,10 @@ func writeRun(b *strings.Builder, r *Run, md bool) {
 	}
 	if f := r.Fit.USL; f != nil {
 		heading(b, md, 2, "Fit")
-		nmax := "none (κ = 0)"
+		nmax := f.NoPeak
+		if nmax == "" {
+			nmax = "none"
+		}
 		if f.NMax != nil {
 			nmax = fmt.Sprintf("%.1f", *f.NMax)
 		}

@@ -17,6 +17,26 @@ func (f USLFit) Throughput(n float64) float64 { return f.model().Throughput(n) }
 // model is the fitted law without the goodness of fit.
 func (f USLFit) model() usl { return usl{Sigma: f.Sigma, Kappa: f.Kappa, Lambda: f.Lambda} }
 
+// peakReach bounds how far past the highest level tested the fit's peak is
+// stated: a peak 10× beyond the data is the curve's arithmetic on a κ near 0 (a
+// peak of 125,706,928 from levels up to 8), not a prediction.
+const peakReach = 10
+
+// peakWithinReach is the fit's peak concurrency when it has one within peakReach ×
+// maxN, the highest level fitted; otherwise nil and the words that replace it.
+func peakWithinReach(m usl, maxN float64) (*float64, string) {
+	n, ok := m.Nmax()
+	switch {
+	case ok && n <= peakReach*maxN:
+		return &n, ""
+	case ok:
+		return nil, fmt.Sprintf("no peak within the model's reach (κ ≈ 0: the fit's peak lies beyond %d× the highest level tested, %s)", peakReach, groupDigits(int64(math.Round(maxN))))
+	case m.Sigma >= 1:
+		return nil, "no peak (σ ≥ 1: throughput does not rise with concurrency)"
+	}
+	return nil, "no peak (κ = 0: throughput rises over the whole range tested)"
+}
+
 // fitUSL fits the Universal Scalability Law to (concurrency, throughput) points by
 // least squares on the throughput, with σ, κ ≥ 0 and λ > 0.
 //
@@ -94,9 +114,7 @@ func fitUSL(points []point) (*USLFit, error) {
 	}
 	sigma, kappa := params(x)
 	f := &USLFit{Sigma: sigma, Kappa: kappa, Lambda: lambdaFor(sigma, kappa)}
-	if n, ok := f.model().Nmax(); ok {
-		f.NMax = &n
-	}
+	f.NMax, f.NoPeak = peakWithinReach(f.model(), maxN)
 	var mean float64
 	for _, p := range pts {
 		mean += p.X

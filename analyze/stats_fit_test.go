@@ -1,7 +1,10 @@
 package analyze
 
 import (
+	"bytes"
+	"fmt"
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -103,5 +106,66 @@ func TestFitUSLConstraintsAndErrors(t *testing.T) {
 	c := usl{Lambda: 10}.Curve(5, 5)
 	if len(c) != 5 || c[4].N != 5 || c[4].X != 50 {
 		t.Errorf("curve %v", c)
+	}
+}
+
+// TestFitUSLNoPeakBeyondReach: a κ near 0 puts the fit's peak at an absurd
+// concurrency (issue 27: 125,706,928 from levels up to 8); beyond 10× the highest
+// level tested there is no peak within the model's reach, said in words, not as a
+// number; κ = 0 is "no peak"; a peak inside the reach stays a number.
+func TestFitUSLNoPeakBeyondReach(t *testing.T) {
+	tests := []struct {
+		name   string
+		m      usl
+		maxN   float64
+		peak   bool
+		saying string
+	}{
+		{"κ ≈ 0", usl{Sigma: 0.02, Kappa: 6.2e-17, Lambda: 100}, 8, false, "no peak within the model's reach"},
+		{"κ = 0", usl{Sigma: 0.02, Lambda: 100}, 8, false, "no peak (κ = 0"},
+		{"σ ≥ 1", usl{Sigma: 1, Kappa: 0.01, Lambda: 100}, 8, false, "no peak (σ ≥ 1"},
+		{"peak inside reach", usl{Sigma: 0.05, Kappa: 0.001, Lambda: 50}, 64, true, ""},
+		{"peak just past the levels", usl{Sigma: 0.05, Kappa: 0.001, Lambda: 50}, 8, true, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			n, why := peakWithinReach(tt.m, tt.maxN)
+			if (n != nil) != tt.peak || !strings.HasPrefix(why, tt.saying) || (n == nil) == (why == "") {
+				t.Fatalf("peak %v, %q; want a peak %v, words %q", n, why, tt.peak, tt.saying)
+			}
+			if raw, ok := tt.m.Nmax(); ok && n == nil && strings.Contains(why, groupDigits(int64(raw))) {
+				t.Errorf("%q gives the peak's number", why)
+			}
+		})
+	}
+	// Through the fit: linear scaling to 8 has no peak, and says so.
+	f, err := fitUSL([]point{{1, 100}, {2, 199}, {4, 396}, {8, 790}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.NMax != nil || !strings.HasPrefix(f.NoPeak, "no peak") {
+		t.Errorf("near-linear fit: Nmax %v, %q; want no peak", f.NMax, f.NoPeak)
+	}
+}
+
+// TestNoPeakInTextAndJSON: a fit without a peak within reach prints its words in
+// the text output and the JSON note, never the absurd peak.
+func TestNoPeakInTextAndJSON(t *testing.T) {
+	m := usl{Sigma: 0.02, Kappa: 6.2e-17, Lambda: 100}
+	n, why := peakWithinReach(m, 8)
+	a := &Analysis{Schema: Schema, Runs: []Run{{Fit: Fit{USL: &USLFit{Sigma: m.Sigma, Kappa: m.Kappa, Lambda: m.Lambda, NMax: n, NoPeak: why, R2: 0.99}}}}}
+	raw, _ := m.Nmax()
+	for _, f := range []string{FormatText, FormatJSON} {
+		var buf bytes.Buffer
+		if err := Write(&buf, a, f); err != nil {
+			t.Fatal(err)
+		}
+		s := buf.String()
+		if !strings.Contains(s, "no peak within the model's reach") {
+			t.Errorf("%s output does not say there is no peak within reach:\n%s", f, s)
+		}
+		if strings.Contains(s, fmt.Sprintf("%.1f", raw)) || strings.Contains(s, groupDigits(int64(raw))) {
+			t.Errorf("%s output prints the absurd peak %.0f", f, raw)
+		}
 	}
 }

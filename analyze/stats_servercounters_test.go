@@ -8,21 +8,18 @@ import (
 	"testing"
 
 	"github.com/ceiling-llm/ceiling/internal/prom"
+	"github.com/ceiling-llm/ceiling/internal/sharedtest"
 )
-
-// metricsFixtures are real /metrics dumps of inference servers, beside the repository.
-const metricsFixtures = "../../shared/metrics-fixtures"
 
 // TestSnapshotFixtures parses every real /metrics dump and maps it to the figures
 // its INDEX.md lists; each expected value is also checked to be written in INDEX.md
 // as given, so the table cannot drift from the fixtures' own description.
 func TestSnapshotFixtures(t *testing.T) {
+	// Real /metrics dumps of inference servers, shared beside the repository.
+	metricsFixtures := sharedtest.Dir(t, "metrics-fixtures")
 	index, err := os.ReadFile(filepath.Join(metricsFixtures, "INDEX.md"))
 	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal(err)
-		}
-		t.Skipf("metrics fixtures missing: %v", err)
+		t.Fatalf("the metrics fixtures' index: %v", err)
 	}
 	files, _ := filepath.Glob(filepath.Join(metricsFixtures, "*.prom"))
 	snaps := map[string]snapshot{}

@@ -3,7 +3,6 @@ package importer_test
 import (
 	"context"
 	"errors"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,21 +10,15 @@ import (
 	"github.com/ceiling-llm/ceiling/analyze"
 	"github.com/ceiling-llm/ceiling/importer"
 	"github.com/ceiling-llm/ceiling/importer/importanalysis"
+	"github.com/ceiling-llm/ceiling/internal/sharedtest"
 )
 
-// peerDir holds real result files of vLLM, SGLang, AIPerf and guidellm with the
+// peerDir is the shared real result files of vLLM, SGLang, AIPerf and guidellm with the
 // tools' own summary numbers (see INDEX.md and other-tools/INDEX.md there). They
 // are read in place, never copied.
-const peerDir = "../../shared/peer-results"
-
-func needPeers(t *testing.T) {
+func peerDir(t testing.TB) string {
 	t.Helper()
-	if _, err := os.Stat(peerDir); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("peer results missing at %s: %v", peerDir, err)
-		}
-		t.Skipf("peer results not found at %s (%v)", peerDir, err)
-	}
+	return sharedtest.Dir(t, "peer-results")
 }
 
 // TestRealFiles imports every file of the shared peer results: each either imports
@@ -33,8 +26,7 @@ func needPeers(t *testing.T) {
 // Where it imports, ceiling's analysis of the rows must reproduce the tool's own
 // TTFT numbers (and ITL and TPOT for vLLM) exactly; what may differ is listed.
 func TestRealFiles(t *testing.T) {
-	needPeers(t)
-	other := filepath.Join(peerDir, "other-tools")
+	other := filepath.Join(peerDir(t), "other-tools")
 	sweep := filepath.Join(other, "vllm-sweep", "er0080-opt125m-v0.25.1-sweep")
 	cases := []struct {
 		name    string
@@ -156,7 +148,7 @@ func allowed(list []string, r importer.Reference) bool {
 }
 
 func glob(t *testing.T, pattern string) []string {
-	return globIn(t, peerDir, pattern)
+	return globIn(t, peerDir(t), pattern)
 }
 
 func globIn(t *testing.T, dir, pattern string) []string {
@@ -173,7 +165,6 @@ func globIn(t *testing.T, dir, pattern string) []string {
 // levels, never one run of 17 levels with c=1 twice (issue 24 item 5). ceiling
 // import, where the user names one output, still makes one run and warns.
 func TestMixedSweepsStayApart(t *testing.T) {
-	needPeers(t)
 	h100, l40s := glob(t, "aurotripathy-*h100*.json"), glob(t, "aurotripathy-*l40s*.json")
 	// Interleaved, as a shell glob of both directories might give them.
 	var files []string

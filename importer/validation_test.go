@@ -21,16 +21,15 @@ var updatePeerLevels = flag.Bool("update", false, "rewrite analyze/testdata/vali
 // against, is what ceiling's analysis of the shared H100 and L40S vLLM sweeps
 // gives; -update rewrites it.
 func TestValidationPeerLevels(t *testing.T) {
-	needPeers(t)
 	var b strings.Builder
 	b.WriteString("curve,concurrency,valid,decode_concurrency,output_tok_s,per_user_tok_s,mean_prompt_tokens,mean_output_tokens\n")
 	for _, d := range []struct{ name, glob string }{
 		{"llama8b-h100-fp16", "aurotripathy-vllm-bench-h100-fp16-*.json"},
 		{"llama8b-l40s-fp8", "aurotripathy-vllm-bench-l40s-fp8-*.json"},
 	} {
-		files, _ := filepath.Glob(filepath.Join(peerDir, d.glob))
+		files, _ := filepath.Glob(filepath.Join(peerDir(t), d.glob))
 		if len(files) == 0 {
-			t.Fatalf("no %s in %s", d.glob, peerDir)
+			t.Fatalf("no %s in %s", d.glob, peerDir(t))
 		}
 		run, err := importer.Import(context.Background(), files, importer.Options{})
 		if err != nil {

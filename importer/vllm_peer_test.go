@@ -27,8 +27,8 @@ import (
 // 1 ns for TTFT, 0.5 µs for ITL (rounding is monotone, so every order statistic and
 // their interpolation move by at most half a step), 1 ns / (output−1) for TPOT.
 func TestMatchesVLLMBenchServe(t *testing.T) {
-	peers := peertest.VLLM(t, peerDir)
-	files, err := filepath.Glob(filepath.Join(peerDir, "*.json*"))
+	peers := peertest.VLLM(t)
+	files, err := filepath.Glob(filepath.Join(peerDir(t), "*.json*"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -97,9 +97,17 @@ func TestLevelThatFailsEverythingStops(t *testing.T) {
 	o.RequestsPerLevel = 200
 	o.MetricsURL = "off"
 	o.Timeout = 5 * time.Second
+	var progress syncBuffer
+	o.Progress = &progress
 	info, err := Record(context.Background(), o)
 	if !errors.Is(err, ErrLevelFailed) {
 		t.Fatalf("error %v, want ErrLevelFailed", err)
+	}
+	// One numbering (issue 27): the progress line and the stop message name the
+	// level by the number stored in the trace, which analyze's tables use.
+	out := progress.String()
+	if !strings.Contains(out, "level 0 (1 of 2)") || !strings.Contains(out, "level 0 stopped") || strings.Contains(out, "level 1") {
+		t.Errorf("progress numbers the failed level two ways (want level 0 throughout):\n%s", out)
 	}
 	for _, w := range []string{"level 0 (c=2)", "requests all failed, the first with: HTTP 500", "internal server error (injected)", "kept in the trace"} {
 		if !strings.Contains(err.Error(), w) {

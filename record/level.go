@@ -18,16 +18,19 @@ import (
 // the rows not yet sealed, and whether the server still answers. Its send is the
 // one request path of both arrival strategies.
 type levelRun struct {
-	r        *recorder
-	lv       level
-	hard     context.Context // in-flight requests (outlives an interrupt by the grace)
-	stop     context.Context // the level: cancelled when the server is gone
-	cancel   context.CancelFunc
-	count    int         // requests to issue (0 in duration mode)
-	deadline time.Time   // no request issued after it (zero in count mode)
-	sizer    *levelSizer // default level size (sizing.go); nil with a count or duration
-	baseID   int64
-	stats    *levelStats
+	r      *recorder
+	lv     level
+	hard   context.Context // in-flight requests (outlives an interrupt by the grace)
+	stop   context.Context // the level: cancelled when the server is gone
+	cancel context.CancelFunc
+	count  int // requests to issue (0 in duration mode)
+	// rateCapped: an open-loop level's steady state does not fit in
+	// --max-level-duration, so the cap, not the steady state, ends it.
+	rateCapped bool
+	deadline   time.Time   // no request issued after it (zero in count mode)
+	sizer      *levelSizer // default level size (sizing.go); nil with a count or duration
+	baseID     int64
+	stats      *levelStats
 	// workerBase numbers this shard's workers after the other shards' (0 unsharded).
 	workerBase int32
 
@@ -194,7 +197,9 @@ func (r *recorder) runLevel(ctx, hard context.Context, lv level, total int) (li 
 		}
 		steady *= time.Duration(scale)
 		if lv.rate > 0 {
-			l.deadline = wall0.Add(min(steady+time.Duration(float64(o.Warmup)/lv.rate*float64(time.Second)), maxDur))
+			want := steady + time.Duration(float64(o.Warmup)/lv.rate*float64(time.Second))
+			l.deadline = wall0.Add(min(want, maxDur))
+			l.rateCapped = want > maxDur
 		} else {
 			l.sizer = newLevelSizer(workers, wall0, maxDur) // this shard's workers: each shard sizes its share
 			l.sizer.steady = steady
@@ -249,8 +254,8 @@ func (r *recorder) runLevel(ctx, hard context.Context, lv level, total int) (li 
 	case failing != "":
 		li.StopReason = "stopped: " + failing
 	case ctx.Err() != nil:
-		li.StopReason = "interrupted"
-	case l.sizer != nil && l.sizer.stoppedByCap():
+		li.StopReason = "interrupted (Ctrl-C or a signal) before the level finished"
+	case l.sizer != nil && l.sizer.stoppedByCap(), l.rateCapped:
 		li.StopReason = fmt.Sprintf("stopped at --max-level-duration %s before the level's steady state met the validity rule", o.MaxLevelDuration)
 	}
 	// The level's last rows are sealed by the caller together with its LevelInfo.

@@ -144,13 +144,16 @@ func (s *levelStats) setPlan(p levelPlan) {
 }
 
 // lineAt renders the progress line at now (s.mu held), e.g.
-// "level 3/6  c=8  target 64 req  40/64 req  812.5 tok/s  p50 TTFT 0.21s  0 errors  ETA level 0:12, sweep 3:40".
+// "level 2 (3 of 6)  c=8  target 64 req  40/64 req  812.5 tok/s  p50 TTFT 0.21s  0 errors  ETA level 0:12, sweep 3:40".
 func (s *levelStats) lineAt(now time.Time) string {
 	var b strings.Builder
+	// The level's number is the one stored in the trace, which analyze's tables,
+	// warnings and the sweep's stop messages use (from 0); its place in the plan
+	// is said apart, so "level 4 (5 of 6)" and "level 4 stopped" are one level.
 	if s.total > 0 {
-		fmt.Fprintf(&b, "level %d/%d", s.lv.index+1, s.total)
+		fmt.Fprintf(&b, "level %d (%d of %d)", s.lv.index, s.lv.index+1, s.total)
 	} else {
-		fmt.Fprintf(&b, "level %d", s.lv.index+1)
+		fmt.Fprintf(&b, "level %d", s.lv.index)
 	}
 	if s.lv.rate > 0 {
 		fmt.Fprintf(&b, "  rate=%g/s", s.lv.rate)

@@ -40,7 +40,7 @@ func TestProgressLine(t *testing.T) {
 	s.add(&trace.Row{SentNs: 1e9, FirstTokenNs: p(1.2e9), EndNs: 2e9, OutputTokens: n(100)})
 	s.add(&trace.Row{SentNs: 1e9, FirstTokenNs: p(1.4e9), EndNs: 3e9, OutputTokens: n(300)})
 	s.add(&trace.Row{SentNs: 1e9, EndNs: 1e9, Error: &boom})
-	want := "level 3/6  c=8  4/4 req  200.0 tok/s  p50 TTFT 0.30s  1 errors  most errors (1): boom"
+	want := "level 2 (3 of 6)  c=8  4/4 req  200.0 tok/s  p50 TTFT 0.30s  1 errors  most errors (1): boom"
 	if got := s.lineAt(s.started); got != want {
 		t.Errorf("progress line\n  %s\nwant\n  %s", got, want)
 	}
@@ -48,7 +48,7 @@ func TestProgressLine(t *testing.T) {
 		t.Errorf("measured %d, errors %d; want 3 and 1 (the warm-up left out)", s.measured, s.errors)
 	}
 	open := newLevelStats(level{index: 0, rate: 2.5}, 0, 0, nil, false)
-	if got := open.lineAt(open.started); !strings.HasPrefix(got, "level 1  rate=2.5/s  0 req") || !strings.Contains(got, "p50 TTFT -") {
+	if got := open.lineAt(open.started); !strings.HasPrefix(got, "level 0  rate=2.5/s  0 req") || !strings.Contains(got, "p50 TTFT -") {
 		t.Errorf("open-loop line before any request: %q", got)
 	}
 }
@@ -150,7 +150,7 @@ func TestProgressShowsTargetAndETAWhileRecording(t *testing.T) {
 	out := buf.String()
 	var etas []string
 	for _, line := range strings.Split(strings.ReplaceAll(out, "\r", "\n"), "\n") {
-		if strings.HasPrefix(line, "level 1/2") && strings.Contains(line, "ETA level 0:") {
+		if strings.HasPrefix(line, "level 0 (1 of 2)") && strings.Contains(line, "ETA level 0:") {
 			etas = append(etas, line)
 		}
 	}

@@ -38,7 +38,9 @@ type recorder struct {
 	metrics heldMetrics // scraped since the last seal (metricsheld.go)
 
 	nextID int64
-	kvCap  int64 // revealed KV capacity in tokens (0 = unknown)
+	// kvCap is the most KV tokens the server declared it holds (0 = unknown): its
+	// one figure, or the upper bound of a range (kvdeclared.go).
+	kvCap int64
 	// modelsStatus is the status of GET /v1/models, for the probe request's errors.
 	modelsStatus int
 	// lastRows are the rows of the level just run, not yet sealed.
@@ -247,8 +249,9 @@ func Record(ctx context.Context, opts Options) (trace.RunInfo, error) {
 	for _, u := range opts.GPUMetricsURLs {
 		pr.Server.GPUMetricsURLs = append(pr.Server.GPUMetricsURLs, client.StripCredentials(u))
 	}
-	if pr.Server.KVCapacityTokens != nil {
-		r.kvCap = *pr.Server.KVCapacityTokens
+	r.kvCap = kvCapacityBound(pr.Server)
+	if kv := kvDeclared(pr.Server); kv != "" {
+		r.progress("the server's KV cache: %s", kv)
 	}
 
 	// The workload must fit the context the server revealed, before any request.

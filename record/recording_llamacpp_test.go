@@ -6,14 +6,13 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ceiling-llm/ceiling/analyze"
+	"github.com/ceiling-llm/ceiling/internal/realserver"
 )
 
 // Issue 24 on a real llama.cpp server (the d64 test model on the CPU).
@@ -154,23 +153,11 @@ func TestLlamaCppRepeatedSeedWarmCacheIsWarned(t *testing.T) {
 	}
 }
 
-// llamaModel is the path of test model name (d64, d768), made once by .ci/llama.sh.
+// llamaModel is the path of test model name (d64, d768), as .ci/llama.sh made it,
+// from the environment (realserver.ModelPath): a test never builds one.
 func llamaModel(t *testing.T, name string) string {
 	t.Helper()
-	timeout := 60 * time.Second
-	if os.Getenv("CI") == "true" {
-		timeout = 20 * time.Minute
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, filepath.Join("..", ".ci", "llama.sh"), "model", name).Output()
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf(".ci/llama.sh model %s: %v", name, err)
-		}
-		t.Skipf(".ci/llama.sh model %s: %v", name, err)
-	}
-	return strings.TrimSpace(string(out))
+	return realserver.ModelPath(t, name)
 }
 
 // tokensFor measures the server's decode speed with one request and returns the

@@ -38,6 +38,9 @@ func latencyChart(b *chartBuilder, runs []analyze.Run, labels []string, ax axis,
 			l := &r.Levels[j]
 			s := get(l)
 			x := levelXValue(l, ax.rate)
+			if !onCurve(l) {
+				continue // marked apart by latencyOverlays
+			}
 			if s.P50 != nil {
 				p50 = append(p50, pt{x, *s.P50 * scale})
 			}
@@ -83,8 +86,8 @@ func perUserChart(b *chartBuilder, runs []analyze.Run, labels []string) chartVie
 		var data []interface{}
 		for j := range r.Levels {
 			l := &r.Levels[j]
-			if !finite(l.OutputTokS) || !finite(l.PerUserTokS) {
-				continue
+			if !finite(l.OutputTokS) || !finite(l.PerUserTokS) || !completed(l) {
+				continue // a level without a completion measured no speed (not 0, 0)
 			}
 			p := pt{l.OutputTokS, l.PerUserTokS}
 			var item interface{} = []interface{}{roundSig(l.OutputTokS, 5), roundSig(l.PerUserTokS, 4), levelX(l)}

@@ -43,7 +43,9 @@ func searchSection(b *chartBuilder, runs []analyze.Run, labels []string, ax axis
 			strings.Join(p.Criteria, "; "), p.Resolution, p.LevelS))
 		for k, st := range p.Steps {
 			line := fmt.Sprintf("#%d level %d at %s (%s): %s, bracket %s", k+1, st.Level, trimNum(st.X), st.Phase, st.Verdict, bracket(st.Lo, st.Hi))
-			if len(st.Evidence) > 0 {
+			if st.Verdict == "unjudged" {
+				line += " — unjudged: " + analyze.UnjudgedReason(st)
+			} else if len(st.Evidence) > 0 {
 				line += " — " + strings.Join(st.Evidence, "; ")
 			}
 			s.Notes = append(s.Notes, line)

@@ -23,7 +23,9 @@ func throughputChart(b *chartBuilder, runs []analyze.Run, labels []string, ax ax
 		var ps []pt
 		for j := range r.Levels {
 			l := &r.Levels[j]
-			ps = append(ps, pt{levelXValue(l, ax.rate), l.OutputTokS})
+			if onCurve(l) {
+				ps = append(ps, pt{levelXValue(l, ax.rate), l.OutputTokS})
+			}
 		}
 		s := lineSeries(seriesName(labels, i, ""), points(ps), color, "solid", true)
 		if !ax.rate && i == 0 {
@@ -36,7 +38,7 @@ func throughputChart(b *chartBuilder, runs []analyze.Run, labels []string, ax ax
 	}
 	c.MultiSeries = append(c.MultiSeries, throughputOverlays(runs, labels, ax)...)
 	c.MultiSeries = append(c.MultiSeries, differenceMarks(b.comparison, labels, "output_tok_s", 1)...)
-	caption := "Points are measured levels (vertical bars: 95% bootstrap confidence intervals; hollow grey: invalid levels, excluded from the ceilings and fit); the dashed curve is the USL fit X(N) = λN / (1 + σ(N−1) + κN(N−1)) over the tested range. Vertical lines mark every ceiling (the solid one is the realistic ceiling); the axis extends past the sweep to show a ceiling beyond it, and one too far out is marked at the edge with an arrow."
+	caption := "Points are measured levels (vertical bars: 95% bootstrap confidence intervals; hollow grey: invalid levels, excluded from the ceilings and fit and never joined to the line; a level with no completion has no throughput to plot and is left out, see the notes); the dashed curve is the USL fit X(N) = λN / (1 + σ(N−1) + κN(N−1)) over the tested range. Vertical lines mark every ceiling (the solid one is the realistic ceiling); the axis extends past the sweep to show a ceiling beyond it, and one too far out is marked at the edge with an arrow."
 	if len(runs) > 1 {
 		caption += " A line has its run's colour; grey where several runs' ceilings coincide."
 	}

@@ -51,6 +51,16 @@ func invalidMarkers(name string, ps []pt) (charts.SingleSeries, bool) {
 	return s, true
 }
 
+// onCurve reports whether a level belongs on a chart's line: a valid level. An
+// invalid one is drawn as a hollow marker beside the line, never joined to it (a
+// failed level's 0 tok/s joined to the line would draw a fall that was never
+// measured).
+func onCurve(l *analyze.Level) bool { return l.Valid && completed(l) }
+
+// completed reports whether any request of the level succeeded: a level without
+// one measured nothing, so it is not plotted at all (not at 0 as if measured).
+func completed(l *analyze.Level) bool { return l.Requests > l.Errors }
+
 // throughputOverlays are the output tok/s error bars and invalid markers of every run.
 func throughputOverlays(runs []analyze.Run, labels []string, ax axis) []charts.SingleSeries {
 	return overlays(runs, labels, ax, func(l *analyze.Level) (float64, *analyze.Interval) {
@@ -62,19 +72,21 @@ func throughputOverlays(runs []analyze.Run, labels []string, ax axis) []charts.S
 	}, 1, "95% CI")
 }
 
-// ttftOverlays are the TTFT p99 error bars (p50's are drawn too) and the invalid
-// markers on the p50 curve.
+// latencyOverlays are the p50 and p99 markers of the invalid levels (kept off the
+// lines) and, for TTFT, both percentiles' error bars.
 func latencyOverlays(runs []analyze.Run, labels []string, ax axis, get func(*analyze.Level) analyze.Summary, scale float64, ttft bool) []charts.SingleSeries {
 	var out []charts.SingleSeries
-	if ttft {
-		out = append(out, overlays(runs, labels, ax, func(l *analyze.Level) (float64, *analyze.Interval) {
-			var iv *analyze.Interval
-			if l.CI != nil {
-				iv = l.CI.TTFTP99
-			}
-			return nan(), iv
-		}, scale, "p99 95% CI")...)
-	}
+	out = append(out, overlays(runs, labels, ax, func(l *analyze.Level) (float64, *analyze.Interval) {
+		var iv *analyze.Interval
+		if ttft && l.CI != nil {
+			iv = l.CI.TTFTP99
+		}
+		v := nan()
+		if s := get(l); s.P99 != nil {
+			v = *s.P99
+		}
+		return v, iv
+	}, scale, "p99 95% CI")...)
 	out = append(out, overlays(runs, labels, ax, func(l *analyze.Level) (float64, *analyze.Interval) {
 		var iv *analyze.Interval
 		if ttft && l.CI != nil {
@@ -101,9 +113,12 @@ func overlays(runs []analyze.Run, labels []string, ax axis, what func(*analyze.L
 		for j := range r.Levels {
 			l := &r.Levels[j]
 			v, iv := what(l)
+			if !completed(l) {
+				iv = nil // nothing measured: no interval to draw (not a bar at 0–0)
+			}
 			x := levelXValue(l, ax.rate)
 			xs, ivs = append(xs, x), append(ivs, iv)
-			if !l.Valid && finite(v) {
+			if !l.Valid && finite(v) && completed(l) {
 				bad = append(bad, pt{x, v * scale})
 			}
 		}

@@ -276,12 +276,16 @@ func cards(v *runView) []card {
 			errs += l.Errors
 		}
 		sub := fmt.Sprintf("%s requests · %s errors", fmtInt(int64(reqs)), fmtInt(int64(errs)))
-		out = append(out, card{Name: "Sweep", Value: fmt.Sprintf("%d levels", n), Sub: levelX(&r.Levels[0]) + "–" + levelX(&r.Levels[n-1]) + " · " + sub})
+		out = append(out, card{Name: "Sweep", Value: fmt.Sprintf("%d levels", n), Sub: levelSpan(r.Levels) + " · " + sub})
 	}
 	if f := r.Fit.USL; f != nil {
 		sub := fmt.Sprintf("σ %s · κ %s", strconv.FormatFloat(roundSig(f.Sigma, 2), 'g', -1, 64), strconv.FormatFloat(roundSig(f.Kappa, 2), 'g', -1, 64))
-		if f.NMax != nil {
+		switch {
+		case f.NMax != nil:
 			sub += " · Nmax " + fmtConc(round(*f.NMax, 0))
+		case f.NoPeak != "":
+			// The words without the reason, which the analysis JSON keeps.
+			sub += " · " + strings.SplitN(f.NoPeak, " (", 2)[0]
 		}
 		out = append(out, card{Name: "Scalability fit (USL)", Value: "R² " + strconv.FormatFloat(round(f.R2, 3), 'f', -1, 64), Sub: sub})
 	}
@@ -337,6 +341,34 @@ func levelX(l *analyze.Level) string {
 		return fmtNum(l.Rate) + " req/s"
 	}
 	return fmtInt(int64(l.Concurrency))
+}
+
+// levelSpan is the range of the levels run, lowest–highest ("1–8"), whatever order
+// they ran in: a search runs 8 before 7, and first–last would read "8–7".
+func levelSpan(levels []analyze.Level) string {
+	if len(levels) == 0 {
+		return ""
+	}
+	offered := func(l *analyze.Level) float64 { // what levelX names
+		if l.Concurrency == 0 && l.Rate > 0 {
+			return l.Rate
+		}
+		return float64(l.Concurrency)
+	}
+	lo, hi := &levels[0], &levels[0]
+	for i := range levels {
+		l := &levels[i]
+		if offered(l) < offered(lo) {
+			lo = l
+		}
+		if offered(l) > offered(hi) {
+			hi = l
+		}
+	}
+	if levelX(lo) == levelX(hi) {
+		return levelX(lo)
+	}
+	return levelX(lo) + "–" + levelX(hi)
 }
 
 func table(r *analyze.Run, ceil *analyze.Level) levelTable {

@@ -145,7 +145,7 @@ func workloadLine(r *analyze.Run, info runInfo) string {
 		}
 		parts = append(parts, s)
 	case len(r.Levels) > 0:
-		parts = append(parts, fmt.Sprintf("%d levels, %s–%s", len(r.Levels), levelX(&r.Levels[0]), levelX(&r.Levels[len(r.Levels)-1])))
+		parts = append(parts, fmt.Sprintf("%d levels, %s", len(r.Levels), levelSpan(r.Levels)))
 	}
 	switch {
 	case p.RequestsPerLevel > 0:

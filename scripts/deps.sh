@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what the test suite needs on a fresh Debian 12 machine and prints the
-# environment the tests read (LLAMA_SERVER, LLAMA_MODEL, CHROMIUM) as `export` lines:
+# environment the tests read (LLAMA_SERVER, LLAMA_MODEL, LLAMA_MODEL_D768, CHROMIUM) as `export` lines:
 #   eval "$(scripts/deps.sh)"
 # Slow builds (llama.cpp) are cached outside the clone by .ci/llama.sh.
 set -euo pipefail
@@ -37,7 +37,10 @@ fi
 
 server=$("$ROOT/.ci/llama.sh" build)
 model=$("$ROOT/.ci/llama.sh" model d64)
+# The d768 model is made here too: the tests that serve it never build anything.
+model768=$("$ROOT/.ci/llama.sh" model d768)
 echo "export LLAMA_SERVER='$server'"
 echo "export LLAMA_MODEL='$model'"
+echo "export LLAMA_MODEL_D768='$model768'"
 echo "export CHROMIUM='$(command -v chromium)'"
 echo "export STATICCHECK='$SC/staticcheck'"

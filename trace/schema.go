@@ -308,7 +308,17 @@ type ServerInfo struct {
 	NumGPUBlocks     *int64      `json:"num_gpu_blocks"`
 	Slots            *int64      `json:"slots"`
 	NCtx             *int64      `json:"n_ctx"`
-	MetricsURL       string      `json:"metrics_url,omitempty"`
+	// KVLayout is "unknown" where the endpoints cannot tell how the KV cache is
+	// laid out, so give no single capacity: llama.cpp with several slots, whose
+	// slots share one cache of n_ctx tokens (--kv-unified) or own n_ctx each, and
+	// /props and /slots read the same either way. KVCapacityTokens is then nil and
+	// the two bounds below are what the server declared. Empty otherwise.
+	KVLayout string `json:"kv_layout,omitempty"`
+	// KVCapacityMinTokens .. KVCapacityMaxTokens is the KV cache when KVLayout is
+	// "unknown": n_ctx (one shared cache) .. slots × n_ctx (a cache per slot).
+	KVCapacityMinTokens *int64 `json:"kv_capacity_min_tokens,omitempty"`
+	KVCapacityMaxTokens *int64 `json:"kv_capacity_max_tokens,omitempty"`
+	MetricsURL          string `json:"metrics_url,omitempty"`
 	// GPUMetricsURLs are the GPU exporters scraped (record --gpu-metrics-url),
 	// without credentials.
 	GPUMetricsURLs []string `json:"gpu_metrics_urls,omitempty"`

@@ -8,19 +8,14 @@ import (
 	"testing"
 
 	"github.com/ceiling-llm/ceiling/analyze"
+	"github.com/ceiling-llm/ceiling/internal/sharedtest"
 )
 
-// peerDir holds real vLLM results (see its INDEX.md); read in place, never copied.
-const peerDir = "../../../shared/peer-results"
-
-func needPeers(t *testing.T) {
+// peerDir is the shared real vLLM results (see its INDEX.md), read in place, never
+// copied; without them the test skips (fails under CI=true).
+func peerDir(t testing.TB) string {
 	t.Helper()
-	if _, err := os.Stat(peerDir); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("peer results missing at %s: %v", peerDir, err)
-		}
-		t.Skipf("peer results not found at %s (%v)", peerDir, err)
-	}
+	return sharedtest.Dir(t, "peer-results")
 }
 
 func TestImportUsage(t *testing.T) {
@@ -49,8 +44,7 @@ func TestImportUsage(t *testing.T) {
 // comparison, and reports the JSON files directly: 9 levels ordered 1..256 whose
 // throughput is vLLM's own.
 func TestImportAndReportVLLMSweep(t *testing.T) {
-	needPeers(t)
-	files, err := filepath.Glob(filepath.Join(peerDir, "aurotripathy-*h100*.json"))
+	files, err := filepath.Glob(filepath.Join(peerDir(t), "aurotripathy-*h100*.json"))
 	if err != nil || len(files) != 9 {
 		t.Fatalf("want the 9 H100 files, got %d (%v)", len(files), err)
 	}
@@ -98,8 +92,7 @@ func TestImportAndReportVLLMSweep(t *testing.T) {
 }
 
 func TestImportRefusesSummaryOnly(t *testing.T) {
-	needPeers(t)
-	f := filepath.Join(peerDir, "other-tools", "vllm", "er0080-opt125m-v0.25.1-c2-summaryonly.json")
+	f := filepath.Join(peerDir(t), "other-tools", "vllm", "er0080-opt125m-v0.25.1-c2-summaryonly.json")
 	code, _, stderr := runCLI("import", f, "-o", filepath.Join(t.TempDir(), "x.parquet"))
 	if code != exitFailed || !strings.Contains(stderr, "per-request data is needed") || !strings.Contains(stderr, "--save-detailed") {
 		t.Errorf("exit %d, stderr %s", code, stderr)
@@ -110,8 +103,7 @@ func TestImportRefusesSummaryOnly(t *testing.T) {
 // one command: two runs side by side, each compared with vLLM's own summary, not
 // one run of 17 levels with a knee computed across two GPUs (issue 24 item 5).
 func TestReportOfTwoSweepsKeepsThemApart(t *testing.T) {
-	needPeers(t)
-	files, err := filepath.Glob(filepath.Join(peerDir, "aurotripathy-*.json"))
+	files, err := filepath.Glob(filepath.Join(peerDir(t), "aurotripathy-*.json"))
 	if err != nil || len(files) != 17 {
 		t.Fatalf("want the 17 H100 and L40S files, got %d (%v)", len(files), err)
 	}
@@ -141,8 +133,7 @@ func TestReportOfTwoSweepsKeepsThemApart(t *testing.T) {
 // 0.00–0.37 at a level where 100 of 100 requests succeeded; the latency intervals,
 // drawn from 100 requests, stay, and each holds its level's own figure.
 func TestImportedLevelsWithoutSendTimesHaveNoThroughputInterval(t *testing.T) {
-	needPeers(t)
-	files, err := filepath.Glob(filepath.Join(peerDir, "aurotripathy-*h100*c0*.json"))
+	files, err := filepath.Glob(filepath.Join(peerDir(t), "aurotripathy-*h100*c0*.json"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("the H100 files: %v (%d)", err, len(files))
 	}

@@ -165,10 +165,9 @@ func mergeFiles(t *testing.T, files ...string) (string, int, string) {
 // each kind of timing a tool saves, and checks the merged run against the
 // original file's own analysis.
 func TestMergeParallelGenerators(t *testing.T) {
-	needPeers(t)
-	aurotripathy := filepath.Join(peerDir, "aurotripathy-vllm-bench-h100-fp16-llama31-8b-in1024-out512-c004.json")
-	maty := filepath.Join(peerDir, "maty0609-vllm-benchmarks-qwen35-27b-rtx3090-20260324.json")
-	aiperf := filepath.Join(peerDir, "other-tools", "aiperf", "ai-dynamo-aiperf-examples-run1-profile_export.jsonl")
+	aurotripathy := filepath.Join(peerDir(t), "aurotripathy-vllm-bench-h100-fp16-llama31-8b-in1024-out512-c004.json")
+	maty := filepath.Join(peerDir(t), "maty0609-vllm-benchmarks-qwen35-27b-rtx3090-20260324.json")
+	aiperf := filepath.Join(peerDir(t), "other-tools", "aiperf", "ai-dynamo-aiperf-examples-run1-profile_export.jsonl")
 	for _, c := range []struct {
 		name     string
 		original string
@@ -261,9 +260,8 @@ func importedTrace(t *testing.T, file string) string {
 // the others' is named by its file (absolute times); one that ran half as long
 // as the others is named where the files hold no send times.
 func TestMergeGeneratorsNamesLateFile(t *testing.T) {
-	needPeers(t)
-	aiperf := filepath.Join(peerDir, "other-tools", "aiperf", "ai-dynamo-aiperf-examples-run1-profile_export.jsonl")
-	vllm := filepath.Join(peerDir, "aurotripathy-vllm-bench-h100-fp16-llama31-8b-in1024-out512-c004.json")
+	aiperf := filepath.Join(peerDir(t), "other-tools", "aiperf", "ai-dynamo-aiperf-examples-run1-profile_export.jsonl")
+	vllm := filepath.Join(peerDir(t), "aurotripathy-vllm-bench-h100-fp16-llama31-8b-in1024-out512-c004.json")
 	for _, c := range []struct {
 		name  string
 		files func(t *testing.T) []string
@@ -307,10 +305,9 @@ func TestMergeGeneratorsNamesLateFile(t *testing.T) {
 // TestMergeGeneratorsRefuses: files that are not one profile's parallel
 // generators are refused, naming the file and the field that differs.
 func TestMergeGeneratorsRefuses(t *testing.T) {
-	needPeers(t)
-	vllm := filepath.Join(peerDir, "aurotripathy-vllm-bench-h100-fp16-llama31-8b-in1024-out512-c004.json")
-	aiperf := filepath.Join(peerDir, "other-tools", "aiperf", "ai-dynamo-aiperf-examples-run1-profile_export.jsonl")
-	summaryOnly := filepath.Join(peerDir, "other-tools", "vllm", "er0080-opt125m-v0.25.1-c2-summaryonly.json")
+	vllm := filepath.Join(peerDir(t), "aurotripathy-vllm-bench-h100-fp16-llama31-8b-in1024-out512-c004.json")
+	aiperf := filepath.Join(peerDir(t), "other-tools", "aiperf", "ai-dynamo-aiperf-examples-run1-profile_export.jsonl")
+	summaryOnly := filepath.Join(peerDir(t), "other-tools", "vllm", "er0080-opt125m-v0.25.1-c2-summaryonly.json")
 	editSecond := func(edit func(o map[string]any)) func(t *testing.T) []string {
 		return func(t *testing.T) []string {
 			return splitVLLM(t, vllm, 2, func(i int, o map[string]any) {
@@ -374,7 +371,6 @@ func TestMergeGeneratorsRefuses(t *testing.T) {
 // llm-d-benchmark pods' vLLM results on two files dealt from a real result, and
 // checks the output lines the page shows.
 func TestMergeGeneratorsDocExample(t *testing.T) {
-	needPeers(t)
 	var block *docBlock
 	for _, b := range docBlocks(t, "../../docs/sharding.md") {
 		if strings.Contains(b.marker, "TestMergeGeneratorsDocExample") {
@@ -384,7 +380,7 @@ func TestMergeGeneratorsDocExample(t *testing.T) {
 	if block == nil || len(block.commands) != 2 {
 		t.Fatalf("docs/sharding.md has no example marked for this test with its two commands: %+v", block)
 	}
-	files := splitVLLM(t, filepath.Join(peerDir, "aurotripathy-vllm-bench-h100-fp16-llama31-8b-in1024-out512-c004.json"), 2, nil)
+	files := splitVLLM(t, filepath.Join(peerDir(t), "aurotripathy-vllm-bench-h100-fp16-llama31-8b-in1024-out512-c004.json"), 2, nil)
 	dir := t.TempDir()
 	for _, name := range block.commands[0][2:4] {
 		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(name)), 0o755); err != nil {

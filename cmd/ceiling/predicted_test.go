@@ -16,8 +16,7 @@ const aicFile = "../../importer/testdata/planner/aiconfigurator-1396-best_config
 // and shows beside a measured run, given by --predicted or as a run, with per-point
 // errors and the KV flag.
 func TestPredictedBesideMeasured(t *testing.T) {
-	needPeers(t)
-	files, err := filepath.Glob(filepath.Join(peerDir, "aurotripathy-*h100*.json"))
+	files, err := filepath.Glob(filepath.Join(peerDir(t), "aurotripathy-*h100*.json"))
 	if err != nil || len(files) != 9 {
 		t.Fatalf("want the 9 H100 files, got %d (%v)", len(files), err)
 	}
@@ -69,9 +68,8 @@ func TestPredictedMalformed(t *testing.T) {
 // per-point errors and the flags in words, and compares the runs at the same
 // per-user speed.
 func TestReportPredicted(t *testing.T) {
-	needPeers(t)
-	h100, _ := filepath.Glob(filepath.Join(peerDir, "aurotripathy-*h100*.json"))
-	l40s, _ := filepath.Glob(filepath.Join(peerDir, "aurotripathy-*l40s*.json"))
+	h100, _ := filepath.Glob(filepath.Join(peerDir(t), "aurotripathy-*h100*.json"))
+	l40s, _ := filepath.Glob(filepath.Join(peerDir(t), "aurotripathy-*l40s*.json"))
 	if len(h100) != 9 || len(l40s) != 8 {
 		t.Fatalf("want the H100 and L40S sweeps, got %d and %d files", len(h100), len(l40s))
 	}

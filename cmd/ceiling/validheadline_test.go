@@ -30,12 +30,11 @@ func firstScreen(t *testing.T, page string) string {
 // level, in a single-run report and in a comparison alike. The advice to test
 // higher speaks vLLM's flags.
 func TestH100PeerSweepHeadlineFromValidData(t *testing.T) {
-	needPeers(t)
-	h100, err := filepath.Glob(filepath.Join(peerDir, "aurotripathy-*h100*.json"))
+	h100, err := filepath.Glob(filepath.Join(peerDir(t), "aurotripathy-*h100*.json"))
 	if err != nil || len(h100) != 9 {
 		t.Fatalf("want the 9 H100 files, got %d (%v)", len(h100), err)
 	}
-	l40s, err := filepath.Glob(filepath.Join(peerDir, "aurotripathy-*l40s*.json"))
+	l40s, err := filepath.Glob(filepath.Join(peerDir(t), "aurotripathy-*l40s*.json"))
 	if err != nil || len(l40s) != 8 {
 		t.Fatalf("want the 8 L40S files, got %d (%v)", len(l40s), err)
 	}

@@ -48,8 +48,7 @@ func TestWhatIf(t *testing.T) {
 // its interval, on the real H100 sweep; longer prompts never raise a prediction,
 // and levels beyond what the changed KV cache holds are marked, not numbers.
 func TestWhatIfJSONLevels(t *testing.T) {
-	needPeers(t)
-	files, err := filepath.Glob(filepath.Join(peerDir, "aurotripathy-*h100*.json"))
+	files, err := filepath.Glob(filepath.Join(peerDir(t), "aurotripathy-*h100*.json"))
 	if err != nil || len(files) != 9 {
 		t.Fatalf("want the 9 H100 files, got %d (%v)", len(files), err)
 	}

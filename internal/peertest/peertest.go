@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ceiling-llm/ceiling/internal/sharedtest"
 )
 
 // Result is the part of a vLLM benchmark result the tests use.
@@ -25,16 +27,11 @@ type Result struct {
 }
 
 // VLLM reads every vLLM result file (*.json, and each line of *.jsonl as
-// "FILE#N") of dir, the shared peer results, keyed by file name. Without the
-// directory it skips, and fails under CI=true.
-func VLLM(t *testing.T, dir string) map[string]Result {
+// "FILE#N") of the shared peer results, keyed by file name. Without them it
+// skips, and fails under CI=true (see sharedtest.Dir).
+func VLLM(t *testing.T) map[string]Result {
 	t.Helper()
-	if _, err := os.Stat(dir); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("peer results missing at %s: %v", dir, err)
-		}
-		t.Skipf("peer results not found at %s (%v)", dir, err)
-	}
+	dir := sharedtest.Dir(t, "peer-results")
 	files, err := filepath.Glob(filepath.Join(dir, "*.json*"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no peer result files in %s: %v", dir, err)

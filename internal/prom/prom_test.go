@@ -6,10 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-// fixturesDir holds real servers' /metrics dumps, shared beside the repository.
-const fixturesDir = "../../../shared/metrics-fixtures"
+	"github.com/ceiling-llm/ceiling/internal/sharedtest"
+)
 
 func TestParseLine(t *testing.T) {
 	nan := math.NaN()
@@ -146,12 +145,11 @@ func TestParseLabelsRoundTrip(t *testing.T) {
 // TestParseFixtures parses every real /metrics dump of the shared fixtures without
 // an unreadable line, and checks values the fixtures' INDEX.md states exactly.
 func TestParseFixtures(t *testing.T) {
+	// Real servers' /metrics dumps, shared beside the repository.
+	fixturesDir := sharedtest.Dir(t, "metrics-fixtures")
 	files, _ := filepath.Glob(filepath.Join(fixturesDir, "*.prom"))
 	if len(files) == 0 {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("metrics fixtures missing at %s", fixturesDir)
-		}
-		t.Skipf("metrics fixtures missing at %s (they live beside the repository)", fixturesDir)
+		t.Fatalf("no metrics dump (*.prom) in %s", fixturesDir)
 	}
 	all := map[string]map[string]float64{} // file → "name{labels}" → value
 	for _, f := range files {

@@ -10,7 +10,6 @@ package realserver
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -72,44 +71,41 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// ModelPath is the path of .ci/llama.sh's random-weight model name (d64 or
-// d768), made once from the cached llama.cpp build when it is missing; a
-// missing build is a skip outside CI and a failure in it, as for Start.
+// ModelPath is the path of .ci/llama.sh's random-weight model name (d64 or d768):
+// $LLAMA_MODEL_D768 (or _D64, upper case), or else tiny-NAME.gguf beside
+// $LLAMA_MODEL, where .ci/llama.sh writes them all. A test never builds llama.cpp
+// nor writes a model itself (minutes of compiling inside a test run, on a machine
+// that may not have the tools): a missing model is a skip outside CI and a failure
+// in it, as for Start, saying how to make it.
 func ModelPath(t testing.TB, name string) string {
 	t.Helper()
-	if os.Getenv("LLAMA_SERVER") == "" {
-		missing(t, "LLAMA_SERVER is not set (run `make test`, which builds it with .ci/llama.sh)")
-	}
-	root, err := repoRoot()
+	path, err := modelPath(name)
 	if err != nil {
-		t.Fatal(err)
+		missing(t, err.Error())
 	}
-	var stderr bytes.Buffer
-	cmd := exec.Command(filepath.Join(root, ".ci", "llama.sh"), "model", name)
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		missing(t, fmt.Sprintf(".ci/llama.sh model %s: %v\n%s", name, err, stderr.String()))
-	}
-	return strings.TrimSpace(string(out))
+	return path
 }
 
-// repoRoot is the directory of go.mod above the working directory.
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
+// modelPath is ModelPath without the testing.TB: the model's path, or why it is
+// not there.
+func modelPath(name string) (string, error) {
+	env := "LLAMA_MODEL_" + strings.ToUpper(name)
+	howTo := fmt.Sprintf("make it with `.ci/llama.sh model %s` (or `make test`)", name)
+	if p := os.Getenv(env); p != "" {
+		if info, err := os.Stat(p); err != nil || info.Size() == 0 {
+			return "", fmt.Errorf("%s=%s is not a model file (%v); %s", env, p, err, howTo)
 		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no go.mod above the working directory")
-		}
-		dir = parent
+		return p, nil
 	}
+	base := os.Getenv("LLAMA_MODEL")
+	if base == "" {
+		return "", fmt.Errorf("neither %s nor LLAMA_MODEL is set; %s", env, howTo)
+	}
+	p := filepath.Join(filepath.Dir(base), "tiny-"+name+".gguf")
+	if info, err := os.Stat(p); err != nil || info.Size() == 0 {
+		return "", fmt.Errorf("model %s not found beside LLAMA_MODEL at %s and %s is not set; %s", name, p, env, howTo)
+	}
+	return p, nil
 }
 
 // Start starts llama-server and waits until /health answers. The server is killed

@@ -14,10 +14,8 @@ import (
 	"time"
 
 	"github.com/ceiling-llm/ceiling/internal/prom"
+	"github.com/ceiling-llm/ceiling/internal/sharedtest"
 )
-
-// metricsFixtures holds real servers' /metrics dumps, shared beside the repository.
-const metricsFixtures = "../../../shared/metrics-fixtures"
 
 // fast is the step timing of these tests: 0.5ms a step, 5µs a token.
 func fast(cfg Config) Config {
@@ -188,9 +186,11 @@ func TestLlamaSlotsHTTP(t *testing.T) {
 // analysis reads (running, waiting, KV usage, preemptions or retractions) are
 // those of the real servers.
 func TestSchedulerMetricsMatchRealDumps(t *testing.T) {
+	// Real servers' /metrics dumps, shared beside the repository.
+	metricsFixtures := sharedtest.Dir(t, "metrics-fixtures")
 	entries, err := os.ReadDir(metricsFixtures)
 	if err != nil {
-		t.Fatalf("the real /metrics dumps: %v (link /work/shared beside the repository)", err)
+		t.Fatalf("the real /metrics dumps: %v", err)
 	}
 	realType := map[string]string{}
 	for _, e := range entries {

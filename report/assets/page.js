@@ -308,6 +308,44 @@
     });
   }
 
+  // overflowing lists what a reader at this width cannot see whole: an element
+  // that ends past the window, a box whose content is wider than it (a table cell a
+  // long model name pushes out), and a scrolling box that scrolls sideways unless
+  // it is marked data-may-scroll (the per-level tables, many columns of numbers by
+  // design). What is inside a scrolling box is reachable and judged by the box.
+  function overflowing() {
+    var out = [], width = document.documentElement.clientWidth;
+    if (document.documentElement.scrollWidth > width + 1) {
+      out.push("page: " + document.documentElement.scrollWidth + " px wide in a " + width + " px window");
+    }
+    function scrolls(el) {
+      var x = getComputedStyle(el).overflowX;
+      return x === "auto" || x === "scroll" || x === "hidden";
+    }
+    function inScroller(el) {
+      for (var p = el.parentElement; p && p !== document.body; p = p.parentElement) {
+        if (scrolls(p)) return true;
+      }
+      return false;
+    }
+    Array.prototype.forEach.call(document.querySelectorAll("body *"), function (el) {
+      if (el.closest(".chart-box, .chart-print, script, style, details:not([open])") || inScroller(el)) return;
+      var r = el.getBoundingClientRect();
+      if (r.width === 0 && r.height === 0) return;
+      var tag = el.tagName.toLowerCase() + (el.id ? "#" + el.id : "") + (typeof el.className === "string" && el.className ? "." + el.className.split(" ")[0] : "");
+      var text = (el.textContent || "").trim().slice(0, 60);
+      var wide = el.scrollWidth > el.clientWidth + 1 && el.clientWidth > 0;
+      if (r.right > width + 1) {
+        out.push(tag + " ends at " + Math.round(r.right) + " px: " + text);
+      } else if (wide && scrolls(el)) {
+        if (!el.hasAttribute("data-may-scroll")) out.push(tag + " scrolls sideways (" + el.scrollWidth + " px in " + el.clientWidth + " px): " + text);
+      } else if (wide && getComputedStyle(el).textOverflow !== "ellipsis") {
+        out.push(tag + " holds " + el.scrollWidth + " px in " + el.clientWidth + " px: " + text);
+      }
+    });
+    return out.slice(0, 20);
+  }
+
   function finish(instances, prints) {
     // #selftest (used by the browser test) opens every tooltip once, so that any
     // markup a data string could inject would land in the DOM and be counted, and
@@ -331,6 +369,7 @@
       status.setAttribute("data-min-font", minFont());
       status.setAttribute("data-overlaps", overlaps.join(" | "));
       status.setAttribute("data-outside", outside.join(" | "));
+      status.setAttribute("data-overflow", overflowing().join(" | "));
       instances.forEach(function (c) {
         try {
           c.dispatchAction({ type: "showTip", seriesIndex: 0, dataIndex: 0 });

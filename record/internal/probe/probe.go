@@ -146,7 +146,8 @@ func server(ctx context.Context, c *client.Client) (Probe, error) {
 			p.Server.Kind = engine.LlamaCpp
 			p.Server.Slots = p.inRange("/props total_slots", props.TotalSlots, maxDeclaredSlots)
 			p.Server.Version = props.BuildInfo
-			// n_ctx in /props is per slot; the KV cache holds n_ctx × slots tokens.
+			// n_ctx in /props is a slot's context (llama_n_ctx_seq); see llamaKV
+			// for what it says of the KV cache.
 			p.Server.NCtx = p.inRange("/props n_ctx", props.DefaultGenerationSettings.NCtx, maxDeclaredTokens)
 		}
 	}
@@ -159,25 +160,12 @@ func server(ctx context.Context, c *client.Client) (Probe, error) {
 				if p.Server.Slots == nil {
 					p.Server.Slots = ptr(int64(len(slots)))
 				}
-				// Each slot's n_ctx is checked, so the sum of at most 2^20 of
-				// them cannot overflow.
-				var total int64
-				for i, s := range slots {
-					if n := p.inRange(fmt.Sprintf("/slots[%d] n_ctx", i), s.NCtx, maxDeclaredTokens); n != nil {
-						total += *n
-					}
-				}
-				if total > 0 {
-					p.Server.KVCapacityTokens = p.inRange("the sum of /slots n_ctx", ptr(total), maxDeclaredTokens)
-				}
-				if p.Server.NCtx == nil && slots[0].NCtx != nil && *slots[0].NCtx >= 1 && *slots[0].NCtx <= maxDeclaredTokens {
-					p.Server.NCtx = slots[0].NCtx
+				if p.Server.NCtx == nil {
+					p.Server.NCtx = p.inRange("/slots[0] n_ctx", slots[0].NCtx, maxDeclaredTokens)
 				}
 			}
 		}
-		if p.Server.KVCapacityTokens == nil && p.Server.NCtx != nil && p.Server.Slots != nil {
-			p.Server.KVCapacityTokens = p.product("/props n_ctx", p.Server.NCtx, "total_slots", p.Server.Slots, maxDeclaredTokens)
-		}
+		p.llamaKV()
 		if p.Server.MaxModelLen == nil && p.Server.NCtx != nil {
 			p.Server.MaxModelLen = p.Server.NCtx
 		}
@@ -253,6 +241,33 @@ func intLabel(labels map[string]string, name string) *int64 {
 		return nil
 	}
 	return &n
+}
+
+// llamaKV states llama.cpp's KV cache as far as its endpoints declare it. Each
+// slot reports its n_ctx, the context it may use, and the slot count, but not the
+// layout (analyze/policy_kvlayout.go): with --kv-unified the slots share one cache
+// of n_ctx tokens; without it each owns n_ctx. One slot is one cache of n_ctx
+// either way; with more, the cache is n_ctx .. slots × n_ctx until the sweep tells
+// them apart (KV-exhaustion errors happen only in a shared cache), so no single
+// figure is stated.
+func (p *Probe) llamaKV() {
+	s := &p.Server
+	if s.NCtx == nil || *s.NCtx <= 0 {
+		return
+	}
+	slots := int64(1)
+	if s.Slots != nil && *s.Slots > 0 {
+		slots = *s.Slots
+	}
+	if slots == 1 {
+		s.KVCapacityTokens = ptr(*s.NCtx)
+		return
+	}
+	s.KVLayout = "unknown"
+	s.KVCapacityMinTokens = ptr(*s.NCtx)
+	// Both figures are range-checked, so the product cannot overflow; one past
+	// any cache is named and not used.
+	s.KVCapacityMaxTokens = p.product("/props n_ctx", s.NCtx, "total_slots", &slots, maxDeclaredTokens)
 }
 
 func ptr[T any](v T) *T { return &v }

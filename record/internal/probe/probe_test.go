@@ -35,7 +35,8 @@ func TestServerKinds(t *testing.T) {
 		{"vllm", enginetest.Config{Kind: "vllm", KVTokens: 4096}, 4096, 0, true},
 		// kv_cache_size_tokens beats num_gpu_blocks × block_size (4112 here).
 		{"vllm", enginetest.Config{Kind: "vllm", KVTokens: 4100}, 4100, 0, true},
-		{"llamacpp", enginetest.Config{Kind: "llamacpp", Slots: 4, MaxModelLen: 2048}, 4 * 2048, 4, true},
+		// Several llama.cpp slots: no single figure (TestLlamaKVRange).
+		{"llamacpp", enginetest.Config{Kind: "llamacpp", Slots: 4, MaxModelLen: 2048}, 0, 4, true},
 		{"sglang", enginetest.Config{Kind: "sglang", KVTokens: 100000, Slots: 32}, 100000, 32, true},
 		{"unknown", enginetest.Config{}, 0, 0, false},
 	}
@@ -62,6 +63,44 @@ func TestServerKinds(t *testing.T) {
 			}
 			if (p.Server.MetricsURL != "") != tt.wantMetricsURL {
 				t.Errorf("metrics URL %q, want one: %v", p.Server.MetricsURL, tt.wantMetricsURL)
+			}
+		})
+	}
+}
+
+// TestLlamaKVRange: a llama.cpp server's /props and /slots read the same whether
+// its slots share one cache (--kv-unified) or own one each, so the probe states the
+// range the server declared (n_ctx .. slots × n_ctx), never one figure, and one
+// slot is one cache of n_ctx. The unified server below is the one of issue 27: 8
+// slots sharing 2,048 tokens, which the probe had said "declares" 16,384.
+func TestLlamaKVRange(t *testing.T) {
+	tests := []struct {
+		name       string
+		cfg        enginetest.Config
+		kv, lo, hi int64 // 0 = none
+		layout     string
+	}{
+		{"unified 8 slots", enginetest.Config{Scheduler: enginetest.SchedulerLlamaUnified, Slots: 8, KVTokens: 2048}, 0, 2048, 8 * 2048, "unknown"},
+		{"per slot 8 slots", enginetest.Config{Scheduler: enginetest.SchedulerLlamaSlots, Slots: 8, KVTokens: 16384}, 0, 2048, 8 * 2048, "unknown"},
+		{"per slot 4 slots", enginetest.Config{Scheduler: enginetest.SchedulerLlamaSlots, Slots: 4, KVTokens: 4096}, 0, 1024, 4 * 1024, "unknown"},
+		{"one slot", enginetest.Config{Scheduler: enginetest.SchedulerLlamaUnified, Slots: 1, KVTokens: 2048}, 2048, 0, 0, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.cfg.Model = "m"
+			eng := enginetest.New(tt.cfg)
+			defer eng.Close()
+			p, err := Server(context.Background(), newClient(t, eng.URL(), ""))
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := p.Server
+			if s.Kind != "llamacpp" {
+				t.Fatalf("kind %q, want llamacpp", s.Kind)
+			}
+			if deref(s.KVCapacityTokens) != tt.kv || deref(s.KVCapacityMinTokens) != tt.lo || deref(s.KVCapacityMaxTokens) != tt.hi || s.KVLayout != tt.layout {
+				t.Errorf("KV %d tokens, range %d..%d, layout %q; want %d, %d..%d, %q",
+					deref(s.KVCapacityTokens), deref(s.KVCapacityMinTokens), deref(s.KVCapacityMaxTokens), s.KVLayout, tt.kv, tt.lo, tt.hi, tt.layout)
 			}
 		})
 	}

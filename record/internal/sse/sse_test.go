@@ -8,21 +8,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ceiling-llm/ceiling/internal/sharedtest"
 )
 
-// fixturesDir holds real servers' captured streams, shared beside the repository.
-const fixturesDir = "../../../../shared/sse-fixtures"
-
-// fixtureDir returns the fixtures folder or skips (fails under CI=true) without it.
+// fixtureDir is the folder of real servers' captured streams, shared beside the
+// repository; without it the test skips (fails under CI=true).
 func fixtureDir(t testing.TB) string {
 	t.Helper()
-	if _, err := os.Stat(fixturesDir); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("SSE fixtures missing at %s: %v", fixturesDir, err)
-		}
-		t.Skipf("SSE fixtures missing at %s (they live beside the repository): %v", fixturesDir, err)
-	}
-	return fixturesDir
+	return sharedtest.Dir(t, "sse-fixtures")
 }
 
 // streamSummary is what a whole stream adds up to.
@@ -274,7 +268,9 @@ func TestDecodeUsage(t *testing.T) {
 // nor loop, whatever a server sends. The seed corpus is the real servers' streams
 // (read at fuzz time) plus the hand-written seeds in testdata/fuzz/FuzzParseSSE.
 func FuzzParseSSE(f *testing.F) {
-	if files, err := filepath.Glob(filepath.Join(fixturesDir, "*.sse")); err == nil {
+	// Without the shared streams the hand-written seeds still run.
+	if dir, err := sharedtest.Find("sse-fixtures"); err == nil {
+		files, _ := filepath.Glob(filepath.Join(dir, "*.sse"))
 		for _, file := range files {
 			if raw, err := os.ReadFile(file); err == nil {
 				// Large seeds make the fuzzer spend its time minimizing them: the

@@ -106,13 +106,18 @@ func (r *recorder) searchConfig() searchConfig {
 	if holds > 0 && !o.BeyondKV && float64(holds) < cfg.limit {
 		per := o.PromptTokens + o.OutputTokens
 		cfg.limit = float64(holds)
-		cfg.limitWhy = fmt.Sprintf("the server's KV cache (%d tokens, as it declares) holds %d requests of %d tokens; --beyond-kv searches past it", r.kvCap, holds, per)
+		cfg.limitWhy = fmt.Sprintf("the server's KV cache (%s) holds %d requests of %d tokens; --beyond-kv searches past it", kvDeclared(r.info.Server), holds, per)
 	}
 	if o.RequestsPerLevel > 0 && float64(o.RequestsPerLevel) < cfg.limit {
 		cfg.limit = float64(o.RequestsPerLevel)
 		cfg.limitWhy = fmt.Sprintf("--requests-per-level %d (a level needs at least as many requests as workers)", o.RequestsPerLevel)
 	}
 	cfg.start = 1
+	// The start is what the server surely holds: where it declared only a range
+	// (llama.cpp's slots share one cache or own one each), its lower end.
+	if low := r.kvHoldsAtLeast(); low > 0 {
+		holds = low
+	}
 	switch slots := r.declaredSlots(); {
 	case o.SearchStart > 0:
 		cfg.start = o.SearchStart
@@ -149,6 +154,17 @@ func (r *recorder) kvHolds() int {
 		return 0
 	}
 	return max(1, int(r.kvCap/per))
+}
+
+// kvHoldsAtLeast is how many requests of the workload's length the lower end of
+// a declared KV range holds (0: no range declared).
+func (r *recorder) kvHoldsAtLeast() int {
+	s := r.info.Server
+	per := int64(r.opts.PromptTokens + r.opts.OutputTokens)
+	if s.KVCapacityTokens != nil || s.KVCapacityMinTokens == nil || *s.KVCapacityMinTokens <= 0 || per <= 0 {
+		return 0
+	}
+	return max(1, int(*s.KVCapacityMinTokens/per))
 }
 
 // declaredSlots is the server's declared slot count (llama.cpp), 0 when unknown.

@@ -12,8 +12,8 @@ import (
 // capacity section, the KV check or the verdict: one outside what any server runs
 // is left out with a warning naming the field. A num_gpu_blocks × block_size that
 // had overflowed int64 read "KV cache: 4 tokens (declared)" and bound the
-// realistic ceiling by kv at 0.1. The bounds are the recorder's (record/internal/
-// probe/bounds.go).
+// realistic ceiling by kv at 0.1. The bounds are the recorder's
+// (record/internal/probe/bounds.go).
 const (
 	maxDeclaredTokens = 1 << 36 // KV capacity, context length: 68 billion tokens
 	maxDeclaredBlocks = 1 << 32 // vLLM num_gpu_blocks

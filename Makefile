@@ -30,7 +30,7 @@ test:
 	  echo "== go vet" && $(GO) vet ./... && \
 	  echo "== go mod tidy -diff" && $(GO) mod tidy -diff && \
 	  echo "== staticcheck" && "$$STATICCHECK" ./... && \
-	  echo "== go test -race" && $(GO) test -race -count=1 -p 1 -timeout 30m ./...
+	  echo "== go test -race" && $(GO) test -race -count=1 -p 1 -timeout 60m ./...
 
 # Benchmarks: benchstat-friendly output (go test -bench), plus whole-process figures.
 bench:

@@ -287,7 +287,11 @@ func nextSearchLevel(cfg searchConfig, levels []searchLevel) searchMove {
 		// a level below.
 		next, phase = cfg.down(lowest), "down"
 	case atLimit, kneeIsLo, st.hi > 0 && st.lo > 0 && st.hi-st.lo <= cfg.resolution(st.lo):
-		// Bracketed: unless the knee below the ceiling is not yet resolved.
+		// Bracketed: unless the knee is undecided between it and the level below
+		// (measure them again), or the knee below the ceiling is not yet resolved.
+		if x, ok := cfg.undecidedKnee(levels, st); ok {
+			return searchMove{x: x, phase: "remeasure", scale: 1}
+		}
 		if m, ok := cfg.kneeBelow(levels, st.lo); ok {
 			next, phase = m, "bisect"
 			if !hasValidBelow(levels, st.lo) {
@@ -378,6 +382,39 @@ func (c searchConfig) kneeBelow(levels []searchLevel, lo float64) (float64, bool
 		m := c.mid(y.X, top.X)
 		return m, m > 0 && !tested(levels, m)
 	}
+}
+
+// undecidedKnee says which level to measure again when the search is bound by a
+// knee at its ceiling k but the rise from the valid level j below it is neither
+// significantly above nor below the threshold: the knee may be j. A second
+// measurement of each narrows their interval by √2; the level measured once is
+// measured again, j first, once each.
+func (c searchConfig) undecidedKnee(levels []searchLevel, st searchState) (float64, bool) {
+	if !st.kneeAtLo() {
+		return 0, false
+	}
+	var j, k kneerule.Point
+	for _, p := range kneePoints(levels) {
+		switch {
+		case p.X == st.lo:
+			k = p
+		case p.X < st.lo && p.X > j.X:
+			j = p
+		}
+	}
+	if j.X == 0 || k.X == 0 {
+		return 0, false
+	}
+	if g := kneerule.PairGain(j, k); g.Low >= c.knee || g.High < c.knee {
+		return 0, false
+	}
+	switch {
+	case j.Measurements < 2:
+		return j.X, true
+	case k.Measurements < 2:
+		return k.X, true
+	}
+	return 0, false
 }
 
 // hasValidBelow reports whether a valid level lies below x.

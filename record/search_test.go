@@ -297,7 +297,7 @@ func TestSearchUnderRunToRunNoise(t *testing.T) {
 			cfg := baseCfg()
 			cfg.start = tc.start
 			const runs = 300
-			within, below := 0, 0
+			within, below, levelsRun := 0, 0, 0
 			var answers []string
 			for range runs {
 				var levels []searchLevel
@@ -310,6 +310,7 @@ func TestSearchUnderRunToRunNoise(t *testing.T) {
 						tokS: 10 * math.Min(m.x, tc.batch) * math.Exp(0.03*rng.NormFloat64())})
 				}
 				st := judgeSearch(cfg, levels)
+				levelsRun += len(levels)
 				res := cfg.resolution(tc.batch)
 				switch {
 				case math.Abs(st.lo-tc.batch) <= res:
@@ -319,7 +320,7 @@ func TestSearchUnderRunToRunNoise(t *testing.T) {
 					answers = append(answers, fmt.Sprintf("%v -> %g", xs(levels), st.lo))
 				}
 			}
-			t.Logf("within the resolution: %d of %d; below: %d", within, runs, below)
+			t.Logf("within the resolution: %d of %d; below: %d; %.1f levels a search", within, runs, below, float64(levelsRun)/runs)
 			if within < runs*9/10 {
 				t.Errorf("within the resolution of %g in %d of %d searches, want ≥ 90%%", tc.batch, within, runs)
 			}

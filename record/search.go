@@ -541,13 +541,3 @@ func searchAnswer(cfg searchConfig, st searchState, done bool) string {
 }
 
 func fmtX(x float64) string { return fmt.Sprintf("%g", x) }
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}

@@ -12,7 +12,8 @@ import (
 	"testing"
 )
 
-// TestLibraryErrorsNameFieldsNotFlags: below cmd, an error names the field that
+// TestLibraryErrorsNameFieldsNotFlags: below cmd (in every package but a main
+// package, which owns its flags), an error names the field that
 // was wrong (Options.URL), never a flag (--url): the library has no flags, and
 // cmd rewrites the field names into its own (recordError, flagError,
 // guardError). Every errors.New and fmt.Errorf format outside cmd is read from the
@@ -36,6 +37,11 @@ func TestLibraryErrorsNameFieldsNotFlags(t *testing.T) {
 		f, err := parser.ParseFile(fset, path, nil, 0)
 		if err != nil {
 			return err
+		}
+		if f.Name.Name == "main" {
+			// A command of its own (deploy/image's builder) names its own flags,
+			// as cmd/ceiling does: the rule is the libraries'.
+			return nil
 		}
 		ast.Inspect(f, func(n ast.Node) bool {
 			call, ok := n.(*ast.CallExpr)

@@ -118,7 +118,9 @@ func TestRealLlamaSearchMatchesFineLadder(t *testing.T) {
 	if ladderCeiling != slots {
 		t.Errorf("the fine ladder's ceiling is %g, want the %d slots: the TTFT boundary was not sharp", ladderCeiling, slots)
 	}
-	if s.Bound != "ttft p90" || !strings.Contains(stdout+stderr, s.Answer) {
-		t.Errorf("bound %q, want ttft p90; answer %q in the live output:\n%s", s.Bound, s.Answer, stderr)
+	// The TTFT target binds (beside the batch, which the server's own counters
+	// show at the first level above its 4 slots).
+	if !strings.Contains(s.Bound, "ttft p90") || !strings.Contains(stdout+stderr, s.Answer) {
+		t.Errorf("bound %q, want ttft p90 among the bounds; answer %q in the live output:\n%s", s.Bound, s.Answer, stderr)
 	}
 }

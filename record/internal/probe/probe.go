@@ -255,10 +255,11 @@ func (p *Probe) llamaKV() {
 	if s.NCtx == nil || *s.NCtx <= 0 {
 		return
 	}
-	slots := int64(1)
-	if s.Slots != nil && *s.Slots > 0 {
-		slots = *s.Slots
+	if s.Slots == nil || *s.Slots <= 0 {
+		// How many slots share or split the cache is unknown: no figure.
+		return
 	}
+	slots := *s.Slots
 	if slots == 1 {
 		s.KVCapacityTokens = ptr(*s.NCtx)
 		return

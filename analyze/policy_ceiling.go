@@ -154,9 +154,8 @@ func kneePoints(levels []Level) []kneerule.Point {
 	var out []kneerule.Point
 	for _, l := range sortedLevels(levels) {
 		p := kneerule.Point{X: offered(l), TokS: l.OutputTokS, Measurements: max(l.pooled, 1), RelSE: l.pooledRelSE}
-		if ci := l.CI; ci != nil && ci.OutputTokS != nil && l.OutputTokS > 0 && l.pooled <= 1 {
-			// A 95% percentile interval spans about ±1.96 standard errors.
-			p.RelSE = (ci.OutputTokS.High - ci.OutputTokS.Low) / (2 * 1.96 * l.OutputTokS)
+		if l.pooled <= 1 {
+			p.RelSE = l.ThroughputRelSE()
 		}
 		out = append(out, p)
 	}
@@ -301,4 +300,14 @@ func realistic(c Ceilings, evidence map[string][]string) Ceiling {
 			name, *v, strings.Join(evidence[name], "; ")))
 	}
 	return out
+}
+
+// ThroughputRelSE is the relative standard error of the level's output throughput
+// from its bootstrap interval (a 95% percentile interval spans about ±1.96
+// standard errors); 0 without one.
+func (l Level) ThroughputRelSE() float64 {
+	if l.CI == nil || l.CI.OutputTokS == nil || l.OutputTokS <= 0 {
+		return 0
+	}
+	return (l.CI.OutputTokS.High - l.CI.OutputTokS.Low) / (2 * 1.96 * l.OutputTokS)
 }

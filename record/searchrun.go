@@ -275,7 +275,7 @@ func (r *recorder) judgePending(ctx context.Context) error {
 			default:
 				s.OwnFailed, s.OwnEvidence, s.Invalid = judgeLevel(r.opts.Criteria, l)
 				s.OutputTokS = l.OutputTokS
-				s.OutputTokSRelSE = relSE(l)
+				s.OutputTokSRelSE = l.ThroughputRelSE()
 				if !r.opts.RateAuto {
 					s.Queued, s.Waiting = queuedAt(l)
 				}
@@ -311,15 +311,6 @@ func (r *recorder) analyzeParts(ctx context.Context) (map[int]analyze.Level, err
 		}
 	}
 	return out, nil
-}
-
-// relSE is a level's relative standard error of throughput from its bootstrap
-// interval (a 95% interval spans about ±1.96 standard errors), 0 without one.
-func relSE(l analyze.Level) float64 {
-	if l.CI == nil || l.CI.OutputTokS == nil || l.OutputTokS <= 0 {
-		return 0
-	}
-	return (l.CI.OutputTokS.High - l.CI.OutputTokS.Low) / (2 * 1.96 * l.OutputTokS)
 }
 
 // queuedAt reads, from the server's own counters, whether it queued during the

@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/ceiling-llm/ceiling/internal/numfmt"
+	"github.com/ceiling-llm/ceiling/searchrule"
 )
 
 // Tail percentiles with a sample-size guard: the p-th percentile says something
@@ -32,19 +32,12 @@ func tailPercentiles(asked []float64) []float64 {
 	return out
 }
 
-// TailNeed is the number of values the p-th percentile needs: 1/(1 − p/100),
-// rounded up (rounded first to absorb float error: p99.9 needs 1,000, not 1,001).
-func TailNeed(p float64) int {
-	if p <= 0 || p >= 100 {
-		return 0
-	}
-	return int(math.Ceil(math.Round(100/(100-p)*1e6) / 1e6))
-}
+// TailNeed is the number of values the p-th percentile needs (searchrule's rule,
+// which the search sizes its levels by).
+func TailNeed(p float64) int { return searchrule.TailNeed(p) }
 
 // PercentileName is how a percentile is written: p99.9, p95, p97.5.
-func PercentileName(p float64) string {
-	return "p" + strconv.FormatFloat(p, 'f', -1, 64)
-}
+func PercentileName(p float64) string { return searchrule.PercentileName(p) }
 
 // tailOf builds the tail percentiles from n sorted values given by at(k) (seconds).
 func tailOf(n int, at func(int) float64, ps []float64, what string) []TailPercentile {

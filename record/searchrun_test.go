@@ -170,7 +170,6 @@ func TestParseResolution(t *testing.T) {
 	}
 }
 
-func f(v float64) *float64 { return &v }
 
 func TestSearchPointsPoolRepeats(t *testing.T) {
 	st := func(v string, tok float64, failed ...string) *trace.SearchStep {

@@ -170,7 +170,6 @@ func TestParseResolution(t *testing.T) {
 	}
 }
 
-
 func TestSearchPointsPoolRepeats(t *testing.T) {
 	st := func(v string, tok float64, failed ...string) *trace.SearchStep {
 		return &trace.SearchStep{Phase: "ramp", Verdict: v, OutputTokS: tok, OwnFailed: failed, OwnEvidence: failed}

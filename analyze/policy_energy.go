@@ -6,7 +6,6 @@ import (
 	"math"
 	"slices"
 	"sort"
-	"strings"
 )
 
 // GPU power and energy: `ceiling record --gpu-metrics-url` scrapes GPU exporters
@@ -316,27 +315,6 @@ func keyGPUSamples(samples []gpuSample) ([]gpuSample, []string) {
 		return kept, []string{fmt.Sprintf("GPU telemetry: the exporters named more than %d GPUs; the %d samples of the GPUs beyond them are left out (an exporter page that names a new GPU on every line is not a node's)", maxGPUs, dropped)}
 	}
 	return kept, nil
-}
-
-// gpuTable is the per-level GPU table for the text and markdown outputs; nil when
-// no level has GPU figures.
-func gpuTable(r *Run) *table {
-	t := &table{head: []string{"level", "offered", "GPUs", "W/GPU", "total W", "J/out tok", "J/request", "util %", "energy from"}}
-	found := false
-	for _, l := range r.Levels {
-		g := l.GPU
-		if g == nil {
-			continue
-		}
-		found = true
-		t.rows = append(t.rows, []string{fmt.Sprint(l.Level), offeredLabel(l), fmt.Sprint(g.GPUs), optCell(g.PowerPerGPUW, 0),
-			optCell(g.TotalPowerW, 0), optCell(g.JPerOutputToken, 3), optCell(g.JPerRequest, 1), optCell(g.UtilPct, 0),
-			strings.SplitN(g.EnergySource, ",", 2)[0]})
-	}
-	if !found {
-		return nil
-	}
-	return t
 }
 
 // runGPUSamples collects the GPU samples of the sidecars that belong to run id (a

@@ -23,27 +23,6 @@ type LevelEnergy struct {
 	PUE         float64  `json:"pue"`
 }
 
-// energyLine is the ceiling's power and energy in one line of the text output.
-func energyLine(e *LevelEnergy) string {
-	line := "GPU power there:"
-	if e.PowerPerGPUW != nil {
-		line += fmt.Sprintf(" %.0f W per GPU", *e.PowerPerGPUW)
-	}
-	if e.JPerOutputToken != nil {
-		line += fmt.Sprintf(", %.3g J per output token", *e.JPerOutputToken)
-	}
-	if e.JPerRequest != nil {
-		line += fmt.Sprintf(", %.3g J per request", *e.JPerRequest)
-	}
-	if e.EnergyCostPerMOutput != nil {
-		line += fmt.Sprintf("; energy $%.4f per million output tokens at PUE %.2f", *e.EnergyCostPerMOutput, e.PUE)
-		if e.EnergyShare != nil {
-			line += fmt.Sprintf(" (%.0f%% of GPU-hours + energy)", *e.EnergyShare*100)
-		}
-	}
-	return line
-}
-
 // jPerKWh is the joules in a kilowatt-hour.
 const jPerKWh = 3.6e6
 

@@ -6,6 +6,8 @@ import (
 	"math"
 	"sort"
 	"strings"
+
+	"github.com/ceiling-llm/ceiling/internal/numfmt"
 )
 
 // The three-way KV check and the server's verdict. Three figures for one KV cache:
@@ -242,9 +244,5 @@ func serverBinding(r *Run, levels []Level) []string {
 	return nil
 }
 
-func pct(v *float64) string {
-	if v == nil {
-		return "—"
-	}
-	return fmt.Sprintf("%.0f%%", 100**v)
-}
+// pct is a fraction as a whole percentage.
+func pct(v *float64) string { return numfmt.Percent(v) }

@@ -53,14 +53,14 @@ const (
 	// stableShare is the share of resamples that must give the reported ceiling for
 	// it to count as stable.
 	stableShare = 0.9
-	// fewBlocks is the fewest independent blocks a window interval is computed
-	// from: with fewer, the level is "too short for an interval" (null).
-	fewBlocks = 5
-	// minIntervalRequests is the fewest successful requests a p50 interval is
-	// computed from, minP99Requests for a p99 (below 50 requests the p99 is the
-	// largest value or next to it, and resampling it says nothing).
-	minIntervalRequests = 20
-	minP99Requests      = 50
+	// MinIntervalBlocks is the fewest independent blocks a window interval is
+	// computed from: with fewer, the level is "too short for an interval" (null).
+	MinIntervalBlocks = 5
+	// MinIntervalRequests is the fewest successful requests a p50 interval is
+	// computed from, MinP99IntervalRequests for a p99 (below 50 requests the p99 is
+	// the largest value or next to it, and resampling it says nothing).
+	MinIntervalRequests    = 20
+	MinP99IntervalRequests = 50
 )
 
 // Interval is a confidence interval.
@@ -73,9 +73,10 @@ type Interval struct {
 // method). The latency intervals are null when the level has no such latency.
 //
 // Each interval is null where its level is too short for one: window figures with
-// fewer than fewBlocks blocks, p50s from fewer than minIntervalRequests requests,
-// p99s from fewer than minP99Requests. A window interval always contains the
-// level's own figure (what was observed to complete is never outside it).
+// fewer than MinIntervalBlocks (5) blocks, p50s from fewer than MinIntervalRequests
+// (20) requests, p99s from fewer than MinP99IntervalRequests (50). A window
+// interval always contains the level's own figure (what was observed to complete
+// is never outside it).
 type LevelCI struct {
 	OutputTokS *Interval `json:"output_tok_s"`
 	RequestS   *Interval `json:"request_s"`
@@ -84,7 +85,8 @@ type LevelCI struct {
 	TPOTP50    *Interval `json:"tpot_p50_s"`
 	TPOTP99    *Interval `json:"tpot_p99_s"`
 	// BlockS is the time block of the window bootstrap, Blocks how many fit in the
-	// window: below fewBlocks the throughput interval is too narrow to trust.
+	// window: below MinIntervalBlocks (5) the throughput interval is too narrow to
+	// trust.
 	BlockS float64 `json:"block_s"`
 	Blocks float64 `json:"blocks"`
 }
@@ -350,20 +352,20 @@ func levelIntervals(r *Run, acc *runAcc, opt Options) {
 		}
 		lv := r.Levels[i]
 		ci := &LevelCI{BlockS: rs.blockS, Blocks: rs.blocks}
-		if rs.blocks >= fewBlocks && lv.WindowS > 0 {
+		if rs.blocks >= MinIntervalBlocks && lv.WindowS > 0 {
 			ci.OutputTokS = around(interval(slices.Clone(rs.tok)), lv.OutputTokS)
 			ci.RequestS = around(interval(slices.Clone(rs.req)), lv.RequestS)
 		}
-		if n := lv.TTFT.N; n >= minIntervalRequests {
+		if n := lv.TTFT.N; n >= MinIntervalRequests {
 			ci.TTFTP50 = optInterval(rs.ttft50)
 		}
-		if n := lv.TTFT.N; n >= minP99Requests {
+		if n := lv.TTFT.N; n >= MinP99IntervalRequests {
 			ci.TTFTP99 = optInterval(rs.ttft99)
 		}
-		if n := lv.TPOT.N; n >= minIntervalRequests {
+		if n := lv.TPOT.N; n >= MinIntervalRequests {
 			ci.TPOTP50 = optInterval(rs.tpot50)
 		}
-		if n := lv.TPOT.N; n >= minP99Requests {
+		if n := lv.TPOT.N; n >= MinP99IntervalRequests {
 			ci.TPOTP99 = optInterval(rs.tpot99)
 		}
 		r.Levels[i].CI = ci
@@ -396,20 +398,20 @@ func bootstrapRun(r *Run, acc *runAcc, opt Options) {
 	}
 	var few []string
 	for _, l := range r.Levels {
-		if l.Valid && l.CI != nil && l.CI.Blocks < fewBlocks {
+		if l.Valid && l.CI != nil && l.CI.Blocks < MinIntervalBlocks {
 			few = append(few, offeredLabel(l))
 		}
 	}
 	if len(few) > 0 {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("%s: too short for an interval (fewer than %d request lifetimes of window each, the fewest a throughput interval is drawn from); longer levels give one",
-			strings.Join(few, ", "), fewBlocks))
+			strings.Join(few, ", "), MinIntervalBlocks))
 	}
 }
 
 // stabilityWarning is the warning of an unstable ceiling.
 func stabilityWarning(st *CeilingStability) string {
 	return "the realistic ceiling is not stable under resampling: " + st.Text +
-		": read it as the range " + rangeText(st) + ", and rerun with more requests per level (or --repeat) to narrow it"
+		": read it as the range " + st.RangeText() + ", and rerun with more requests per level (or --repeat) to narrow it"
 }
 
 // ceilingStability re-runs the ceiling rules on every resample of the valid levels.
@@ -588,8 +590,8 @@ func stabilityText(reported *float64, st *CeilingStability, what string) string 
 	return s
 }
 
-// rangeText is "24–48", or what is known of it.
-func rangeText(st *CeilingStability) string {
+// RangeText is the range the ceiling moves in, "24–48", or what is known of it.
+func (st *CeilingStability) RangeText() string {
 	if st.Low == nil {
 		return "none found"
 	}

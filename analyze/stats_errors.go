@@ -148,21 +148,6 @@ func clipMessage(s string) string {
 	return errtext.Clip(s, errorMessageMax)
 }
 
-// errorTable is the failures of every level by kind and message; nil when nothing
-// failed.
-func errorTable(r *Run) *table {
-	t := &table{head: []string{"level", "offered", "kind", "failed", "message (first seen)"}}
-	for _, l := range r.Levels {
-		for _, g := range l.ErrorGroups {
-			t.rows = append(t.rows, []string{fmt.Sprint(l.Level), offeredLabel(l), g.Kind, fmt.Sprint(g.Count), g.Message})
-		}
-	}
-	if len(t.rows) == 0 {
-		return nil
-	}
-	return t
-}
-
 // topMessage is the most frequent message of a level's failures, for its warning.
 func topMessage(l Level) string {
 	if len(l.ErrorGroups) == 0 {

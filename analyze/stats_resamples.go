@@ -28,17 +28,17 @@ func (l *Level) Resamples() *LevelResamples {
 		return nil
 	}
 	out := &LevelResamples{}
-	if rs.blocks >= fewBlocks && l.WindowS > 0 {
+	if rs.blocks >= MinIntervalBlocks && l.WindowS > 0 {
 		out.OutputTokS, out.RequestS = slices.Clone(rs.tok), slices.Clone(rs.req)
 	}
 	p50 := func(n int, v []float64) []float64 {
-		if n < minIntervalRequests {
+		if n < MinIntervalRequests {
 			return nil
 		}
 		return slices.Clone(v)
 	}
 	p99 := func(n int, v []float64) []float64 {
-		if n < minP99Requests {
+		if n < MinP99IntervalRequests {
 			return nil
 		}
 		return slices.Clone(v)

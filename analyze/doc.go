@@ -13,9 +13,9 @@
 // write them.
 //
 // The files are named by layer, each using only those above it:
-//   - analysis.go, analyze.go, options.go, labels.go: the contract (the Analysis
-//     types, the entry points, the options, the labels its sentences and the
-//     renderers share);
+//   - analysis*.go, analyze.go, options.go, labels.go: the contract (the types of
+//     the Analysis JSON, whose field comments are its reference, the entry points,
+//     the options, the labels its sentences and the renderers share);
 //   - load*.go: loading (which columns each pass reads through package trace, the
 //     run metadata, integrity of the metadata against the rows and the sidecar,
 //     what an imported trace's metadata means);

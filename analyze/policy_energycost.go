@@ -9,20 +9,6 @@ import "fmt"
 // includes its power; for owned hardware the GPU-hour price is the amortisation
 // and the energy is paid on top: the share says how much of the sum energy is.
 
-// LevelEnergy is one level's power and energy in decision terms.
-type LevelEnergy struct {
-	PowerPerGPUW    *float64 `json:"power_per_gpu_w"`
-	JPerOutputToken *float64 `json:"j_per_output_token"`
-	JPerRequest     *float64 `json:"j_per_request"`
-	// EnergyCostPerMOutput is the electricity (× PUE) of a million output tokens in
-	// USD; null without a power cost.
-	EnergyCostPerMOutput *float64 `json:"energy_cost_per_m_output_tokens_usd"`
-	// EnergyShare is the energy cost ÷ (GPU-hour cost + energy cost) per million
-	// output tokens; null unless both prices are given.
-	EnergyShare *float64 `json:"energy_share"`
-	PUE         float64  `json:"pue"`
-}
-
 // jPerKWh is the joules in a kilowatt-hour.
 const jPerKWh = 3.6e6
 

@@ -12,37 +12,6 @@ import (
 // output printed. The analysis does not re-judge the levels: the recorder judged
 // them on this package's own figures for the sealed levels.
 
-// SearchPath is a run's ceiling search; nil for a run with a fixed list of levels.
-type SearchPath struct {
-	// Answer is "ceiling N concurrent requests (bracket N..M), bound by
-	// <criterion> at M: <evidence>", or says how far an unfinished search got.
-	Answer     string       `json:"answer"`
-	Done       bool         `json:"done"`
-	Ceiling    float64      `json:"ceiling"`
-	Lo         float64      `json:"lo"`
-	Hi         float64      `json:"hi"`
-	Bound      string       `json:"bound"`
-	Evidence   string       `json:"evidence,omitempty"`
-	Sustain    string       `json:"sustain,omitempty"`
-	Criteria   []string     `json:"criteria"`
-	Resolution string       `json:"resolution"`
-	Unit       string       `json:"unit"` // "concurrent requests" or "requests/s"
-	LevelS     float64      `json:"level_seconds"`
-	Steps      []SearchStep `json:"steps"`
-}
-
-// SearchStep is one level of the search.
-type SearchStep struct {
-	Level    int      `json:"level"`
-	X        float64  `json:"x"` // the concurrency, or the rate
-	Phase    string   `json:"phase"`
-	Verdict  string   `json:"verdict"`
-	Failed   []string `json:"failed,omitempty"`
-	Evidence []string `json:"evidence,omitempty"`
-	Lo       float64  `json:"lo"`
-	Hi       float64  `json:"hi"`
-}
-
 // searchPath reads the search from the run's metadata (nil without one).
 func searchPath(info trace.RunInfo, levels []levelMeta) *SearchPath {
 	if info.Plan.Search == nil && info.Search == nil {

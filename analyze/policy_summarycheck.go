@@ -15,36 +15,6 @@ import (
 // file: they are marked summary-level everywhere and never mixed into the run's
 // figures. Only an exact coordinate match is compared; nothing is interpolated.
 
-// SummaryCheck is one file of summary-level points beside one measured run.
-type SummaryCheck struct {
-	// SummaryLevel is always true: the other tool's figures are summaries.
-	SummaryLevel bool   `json:"summary_level"`
-	Tool         string `json:"tool"`
-	Version      string `json:"version"`
-	Source       string `json:"source"`
-	MeasuredRun  string `json:"measured_run"`
-	// MeasuredGPUs is the GPU count the measured per-GPU figures divide by, and
-	// GPUsBasis where it came from.
-	MeasuredGPUs int                 `json:"measured_gpus"`
-	GPUsBasis    string              `json:"gpus_basis"`
-	Points       []SummaryPointCheck `json:"points"`
-	Notes        []string            `json:"notes"`
-}
-
-// SummaryPointCheck is one summary-level point and the measured level at its
-// coordinate; DiffPct is (theirs − measured) ÷ measured, in percent.
-type SummaryPointCheck struct {
-	Label       string  `json:"label"`
-	Concurrency float64 `json:"concurrency"`
-	Rate        float64 `json:"rate"`
-	Theirs      Figures `json:"theirs"`
-	Measured    Figures `json:"measured"`
-	// MeasuredLevel is the level compared; null when the run has none at the point's
-	// coordinate.
-	MeasuredLevel *int    `json:"measured_level"`
-	DiffPct       Figures `json:"diff_pct"`
-}
-
 // CompareSummary sets a file of summary-level points beside measured run r.
 func CompareSummary(r *Run, opt Options, s *summary.Summary) *SummaryCheck {
 	sc := &SummaryCheck{SummaryLevel: true, Tool: s.Tool, Version: s.Version, MeasuredRun: r.RunID,

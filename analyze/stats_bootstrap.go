@@ -63,67 +63,6 @@ const (
 	MinP99IntervalRequests = 50
 )
 
-// Interval is a confidence interval.
-type Interval struct {
-	Low  float64 `json:"low"`
-	High float64 `json:"high"`
-}
-
-// LevelCI holds a level's bootstrap confidence intervals (ciConfidence, percentile
-// method). The latency intervals are null when the level has no such latency.
-//
-// Each interval is null where its level is too short for one: window figures with
-// fewer than MinIntervalBlocks (5) blocks, p50s from fewer than MinIntervalRequests
-// (20) requests, p99s from fewer than MinP99IntervalRequests (50). A window
-// interval always contains the level's own figure (what was observed to complete
-// is never outside it).
-type LevelCI struct {
-	OutputTokS *Interval `json:"output_tok_s"`
-	RequestS   *Interval `json:"request_s"`
-	TTFTP50    *Interval `json:"ttft_p50_s"`
-	TTFTP99    *Interval `json:"ttft_p99_s"`
-	TPOTP50    *Interval `json:"tpot_p50_s"`
-	TPOTP99    *Interval `json:"tpot_p99_s"`
-	// BlockS is the time block of the window bootstrap, Blocks how many fit in the
-	// window: below MinIntervalBlocks (5) the throughput interval is too narrow to
-	// trust.
-	BlockS float64 `json:"block_s"`
-	Blocks float64 `json:"blocks"`
-}
-
-// Bootstrap describes the resampling of a run and the stability of its ceiling.
-type Bootstrap struct {
-	Resamples  int     `json:"resamples"`
-	Confidence float64 `json:"confidence"`
-	Seed       uint64  `json:"seed"`
-	// Ceiling is null when no level is valid.
-	Ceiling *CeilingStability `json:"ceiling"`
-}
-
-// CeilingStability is how often resampled level figures give the reported ceiling.
-type CeilingStability struct {
-	// Share is the fraction of resamples whose realistic ceiling is the reported one
-	// (none found counts as a value of its own).
-	Share float64 `json:"share"`
-	// Outcomes lists every ceiling the resamples gave, most frequent first; a null
-	// concurrency is "no ceiling found in the tested range".
-	Outcomes []CeilingOutcome `json:"outcomes"`
-	// Low and High span the middle 95% of the ceilings found (null when none found).
-	Low  *float64 `json:"low"`
-	High *float64 `json:"high"`
-	// Stable is Share ≥ 0.9; an unstable ceiling is reported as the Low–High range
-	// with a warning.
-	Stable bool `json:"stable"`
-	// Text says it in words: "32 in 91% of resamples, else 24 (9%)".
-	Text string `json:"text"`
-}
-
-// CeilingOutcome is one ceiling value and the share of resamples that gave it.
-type CeilingOutcome struct {
-	Concurrency *float64 `json:"concurrency"`
-	Share       float64  `json:"share"`
-}
-
 // binAcc accumulates a level's window in bootstrapBins time bins during the second
 // pass: output tokens, completions, and decode and waiting occupancy (ns).
 type binAcc struct {
@@ -588,15 +527,4 @@ func stabilityText(reported *float64, st *CeilingStability, what string) string 
 		s += ", else " + strings.Join(else_, ", ")
 	}
 	return s
-}
-
-// RangeText is the range the ceiling moves in, "24–48", or what is known of it.
-func (st *CeilingStability) RangeText() string {
-	if st.Low == nil {
-		return "none found"
-	}
-	if *st.Low == *st.High {
-		return concCell(st.Low)
-	}
-	return concCell(st.Low) + "–" + concCell(st.High)
 }

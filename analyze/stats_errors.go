@@ -72,16 +72,6 @@ func errorKind(status int32, errText string, gotToken bool) string {
 	return "other"
 }
 
-// ErrorGroup is one kind of failure of a level with the server's (or the client's)
-// message: Message is the first text seen, Count the failures whose text matches it
-// once numbers are set aside ("request (312 tokens) exceeds ..." and "request (298
-// tokens) exceeds ..." are one group).
-type ErrorGroup struct {
-	Kind    string `json:"kind"`
-	Message string `json:"message"`
-	Count   int    `json:"count"`
-}
-
 const (
 	// errorGroupsMax is the most groups kept per level; the rest are counted in one
 	// group per kind whose message says so.

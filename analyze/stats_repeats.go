@@ -10,20 +10,6 @@ import (
 // own; the ceilings and fits see one pooled level per point, and the repeats each
 // alone say whether the ceiling moves between them.
 
-// RepeatSpread is how far one point's repeats lie apart.
-type RepeatSpread struct {
-	Concurrency int     `json:"concurrency"`
-	Rate        float64 `json:"rate"`
-	// Levels are the point's level indices, every repeat; the spread below is over
-	// the valid ones (an invalid level's figures measure nothing).
-	Levels        []int   `json:"levels"`
-	OutputTokSMin float64 `json:"output_tok_s_min"`
-	OutputTokSMax float64 `json:"output_tok_s_max"`
-	// TTFTP99Min and TTFTP99Max are null when no valid repeat has a TTFT.
-	TTFTP99Min *float64 `json:"ttft_p99_min"`
-	TTFTP99Max *float64 `json:"ttft_p99_max"`
-}
-
 type pointKey struct {
 	concurrency int
 	rate        float64

@@ -7,6 +7,9 @@ import (
 	"github.com/ceiling-llm/ceiling/analyze"
 )
 
+// The repeats: the spread between each point's repeats, and whether they agree on
+// the ceiling.
+
 // writeRepeats writes the spread between each point's repeats, and the ceiling's
 // agreement across them.
 func writeRepeats(b *strings.Builder, r *analyze.Run, md bool) {

@@ -7,6 +7,9 @@ import (
 	"github.com/ceiling-llm/ceiling/analyze"
 )
 
+// The ceiling search section: the answer, the criteria and the path, as the
+// recorder judged each level (analyze.SearchPath).
+
 // searchTable is the search path as a table.
 func searchTable(p *analyze.SearchPath) *table {
 	x := "concurrency"

@@ -7,6 +7,8 @@ import (
 	"github.com/ceiling-llm/ceiling/analyze"
 )
 
+// Another tool's summary-level points beside the measured run.
+
 // writeSummaryChecks writes each summary-level file beside its measured run.
 func writeSummaryChecks(b *strings.Builder, a *analyze.Analysis, md bool) {
 	for _, sc := range a.SummaryChecks {

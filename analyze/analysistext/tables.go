@@ -7,6 +7,9 @@ import (
 	"github.com/ceiling-llm/ceiling/analyze"
 )
 
+// The per-level tables of what the server said: the failures by kind and message,
+// its counters beside the client's in-flight figure, the GPUs' power and energy.
+
 // errorTable is the failures of every level by kind and message; nil when nothing
 // failed.
 func errorTable(r *analyze.Run) *table {

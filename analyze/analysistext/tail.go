@@ -9,6 +9,10 @@ import (
 	"github.com/ceiling-llm/ceiling/internal/numfmt"
 )
 
+// The tail latencies: the percentiles beyond p99 that were asked for (a value only
+// where the level has enough requests to tell it) and, in open loop, the latencies
+// from the scheduled send.
+
 // tailCell is a tail percentile's table cell: the value, or "n < need" when the
 // level has too few values to tell it.
 func tailCell(s analyze.Summary, p float64) string {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ceiling-llm/ceiling/analyze"
+	"github.com/ceiling-llm/ceiling/analyze/analysistext"
 	"github.com/ceiling-llm/ceiling/record/enginetest"
 	"github.com/ceiling-llm/ceiling/trace"
 )
@@ -83,7 +84,7 @@ func TestRecordSearchBatchBound(t *testing.T) {
 		t.Errorf("analyze's realistic ceiling %v (%s), the search's %g: %q", c.Concurrency, c.Binding, s.Ceiling, c.Evidence)
 	}
 	var text strings.Builder
-	if err := analyze.Write(&text, a, analyze.FormatText); err != nil {
+	if err := analysistext.Write(&text, a, analysistext.FormatText); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(text.String(), "Ceiling search") || !strings.Contains(text.String(), s.Answer) {

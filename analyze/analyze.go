@@ -173,6 +173,7 @@ func analyzeSource(ctx context.Context, src *source, opt Options) (runs []Run, e
 			energyDecision(r, opt)
 		}
 		serverVerdict(r, snaps, opt)
+		tierVerdict(r)
 		runs = append(runs, *r)
 	}
 	return runs, nil

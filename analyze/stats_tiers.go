@@ -157,18 +157,14 @@ func levelTiers(in []timedSnapshot) *KVTiers {
 		} else {
 			src = append(src, "vllm:external_prefix_cache_hits")
 		}
-		if !okEH { // no host tier reported: the GPU's prefix hits are the prefix-cache figures
+		if !okEH { // no host tier reported: prefix_hit_rate says what the GPU's cache served
 			break
 		}
 		k.Source, k.PromptTokens = strings.Join(src, ", ")+" over vllm:prompt_tokens", prompt
 		k.HostShare = share(eh, prompt)
-		rest := prompt - eh
-		if okGH {
+		if okGH { // without the GPU's hits the rest is not known to be recomputed
 			k.GPUShare = share(gh, prompt)
-			rest -= gh
-		}
-		if okGH {
-			k.Recomputed = share(math.Max(0, rest), prompt)
+			k.Recomputed = share(math.Max(0, prompt-eh-gh), prompt)
 		}
 	case okSP && sPrompt > 0:
 		dev, okD := deltaOf(in, func(t *tierSnapshot) *float64 { return t.sDevice })

@@ -1,0 +1,465 @@
+package analyze
+
+import (
+	"bytes"
+	"fmt"
+	"go/format"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/ceiling-llm/ceiling/capacity"
+	"github.com/ceiling-llm/ceiling/prediction"
+)
+
+// The calibration of the what-if's intervals from public measurements: every
+// measured point is predicted from every other measured deployment of its model,
+// the way whatif predicts (the source point's share of its roofline with prefill,
+// times the target deployment's roofline at the target's concurrency and lengths),
+// each prediction labelled with the kind of change it crosses. The absolute log
+// errors of each kind give its split-conformal interval (prediction.Conformal).
+// Scoring is leave-one-deployment-out: a scored prediction's interval comes only
+// from errors whose source and target are both other deployments, so no point is
+// scored by an interval its own deployment helped to size. The table whatif uses
+// at run time is calibrated on every error (prediction/calibration_table.go).
+
+// valDep is one measured deployment: a model on its GPUs at one precision, shape
+// and engine, from one source.
+type valDep struct {
+	id, source, model     string
+	gpu, precision, shape string
+	engine                string
+	plan                  *capacity.PlanResult
+	roof                  *capacity.Roofline
+	points                []valPt
+}
+
+// valPt is one measured point of a deployment.
+type valPt struct {
+	// c is the published concurrency; 0 where the source publishes none (an
+	// offline maximum-throughput run), whose batch is then what the modelled KV
+	// cache holds (at most 2,048 per engine, trtllm-bench's largest CUDA graph).
+	c, batch       float64
+	prompt, output float64
+	out            float64 // output tok/s of the whole deployment
+}
+
+// valScore is one point predicted from another deployment (or another point of its own).
+type valScore struct {
+	kind           prediction.ChangeKind
+	from, to       *valDep
+	c              float64
+	measured, pred float64
+	q              float64 // the leave-one-deployment-out half-width (log)
+}
+
+func (s valScore) logErr() float64 { return math.Log(s.pred / s.measured) }
+func (s valScore) covered() bool   { return math.Abs(s.logErr()) <= s.q*(1+1e-12) }
+
+// modelConfigs maps the measurements' model names to the bundled configs.
+var modelConfigs = map[string]string{
+	"Kimi-K2.5":     "kimi-k2.5.json",
+	"gpt-oss-120b":  "gpt-oss-120b.json",
+	"Llama-3.3-70B": "llama-3.1-70b.json", // the same architecture as 3.1
+	"Llama-3.1-8B":  "llama-3.1-8b.json",
+}
+
+// loadValidationDeployments turns the sweeps (curves) and the published rows of
+// anchors.csv into deployments. Single published points without a sweep (the seed,
+// aiconfigurator-1396) are bounds only (section 1), not scored.
+func loadValidationDeployments(t *testing.T, curves []*valCurve) []*valDep {
+	t.Helper()
+	var deps []*valDep
+	for _, cv := range curves {
+		d := &valDep{id: cv.name, source: "curve", plan: cv.plan, roof: cv.roof, engine: "vllm"}
+		switch {
+		case strings.HasPrefix(cv.name, "kimi-"):
+			f := strings.Split(cv.name, "-") // kimi-h200-int4-tp8
+			d.model, d.gpu, d.precision, d.shape = "Kimi-K2.5", f[1], f[2], strings.ToUpper(f[3])
+		case cv.name == "llama8b-h100-fp16":
+			d.model, d.gpu, d.precision, d.shape = "Llama-3.1-8B", "h100-sxm", "fp16", "TP1"
+		case cv.name == "llama8b-l40s-fp8":
+			d.model, d.gpu, d.precision, d.shape = "Llama-3.1-8B", "l40s", "fp8", "TP1"
+		default:
+			t.Fatalf("curve %s: no deployment facts", cv.name)
+		}
+		for _, p := range cv.points {
+			if p.Valid {
+				d.points = append(d.points, valPt{c: p.Concurrency, batch: p.Batch, prompt: cv.prompt, output: cv.output, out: p.OutputTokS})
+			}
+		}
+		deps = append(deps, d)
+	}
+	byID := map[string]*valDep{}
+	for _, r := range readCSV(t, filepath.Join("testdata", "validation", "anchors.csv")) {
+		switch r["source"] {
+		case "inferencex-blog-gptoss120b-2026-04", "inferencex-blog-llama70b-2026-04", "trtllm-perf-overview":
+		default:
+			continue // the Kimi sweeps are curves; single points are bounds
+		}
+		id := strings.Join([]string{r["source"], r["model"], r["gpu"], r["precision"], r["shape"], r["engine"]}, " ")
+		d := byID[id]
+		if d == nil {
+			in := capacity.BudgetInput{GPU: r["gpu"], GPUs: atoi(t, r["gpus"]), WeightDtype: r["precision"]}
+			shapeFromLabel(t, r["shape"], &in)
+			if r["model"] == "gpt-oss-120b" && r["precision"] == "mxfp4" {
+				in.WeightDtype = "" // the checkpoint's own: MXFP4 experts, BF16 attention
+				if r["source"] == "trtllm-perf-overview" && strings.Contains(r["gpu"], "b200") {
+					in.KVDtype = "fp8" // its llm_options: kv_cache_config dtype fp8 on Blackwell
+				}
+			}
+			cfg := modelConfigs[r["model"]]
+			d = &valDep{id: shortID(r), source: r["source"], model: r["model"], gpu: r["gpu"], precision: r["precision"],
+				shape: r["shape"], engine: engineFamily(r["engine"]), plan: valPlan(t, cfg, in), roof: valRoofline(t, cfg, in)}
+			byID[id] = d
+			deps = append(deps, d)
+		}
+		p := valPt{prompt: atof(t, r["isl"]), output: atof(t, r["osl"])}
+		gpus := atof(t, r["gpus"])
+		if v := r["output_tok_s_per_gpu"]; v != "" {
+			p.out = atof(t, v) * gpus
+		} else {
+			p.out = atof(t, r["total_tok_s_per_gpu"]) * gpus * p.output / (p.prompt + p.output)
+		}
+		if v := r["concurrency"]; v != "" {
+			p.c = atof(t, v)
+			p.batch = p.c
+			if r["tok_s_per_user"] != "" && r["mean_ttft_ms"] != "" {
+				// Little's law over a request's life: the share of it spent decoding.
+				decode := p.output / atof(t, r["tok_s_per_user"])
+				p.batch = p.c * decode / (decode + atof(t, r["mean_ttft_ms"])/1000)
+			}
+		} else {
+			p.batch = maxBatch(d.plan, p.prompt, p.output)
+		}
+		d.points = append(d.points, p)
+	}
+	return deps
+}
+
+// maxBatch is the batch of an offline maximum-throughput run as the capacity model
+// sees it: what the KV caches hold of these requests, at most 2,048 per cache.
+func maxBatch(plan *capacity.PlanResult, prompt, output float64) float64 {
+	holds := plan.Concurrency(prompt + output/2)
+	return math.Max(1, math.Min(holds, 2048*float64(plan.Shape.KVCaches())))
+}
+
+func shapeFromLabel(t *testing.T, label string, in *capacity.BudgetInput) {
+	t.Helper()
+	switch {
+	case strings.HasPrefix(label, "DEP"): // attention DP + expert parallel, TP 1 per rank
+		in.DP, in.TP, in.EP = atoi(t, strings.TrimPrefix(label, "DEP")), 1, true
+	case strings.Contains(label, "PP"):
+		f := strings.Split(strings.TrimPrefix(label, "TP"), "PP")
+		in.TP, in.PP = atoi(t, f[0]), atoi(t, f[1])
+	case strings.HasPrefix(label, "TP"):
+		in.TP = atoi(t, strings.TrimPrefix(label, "TP"))
+	default:
+		t.Fatalf("shape %q: want TPn, DEPn or TPnPPm", label)
+	}
+}
+
+// engineFamily folds an engine's versions and front ends: TensorRT-LLM served
+// (InferenceX's "trt") and its offline bench are one family.
+func engineFamily(e string) string {
+	switch {
+	case strings.HasPrefix(e, "vllm"):
+		return "vllm"
+	case strings.HasPrefix(e, "trt"):
+		return "trt-llm"
+	}
+	return e
+}
+
+func shortID(r map[string]string) string {
+	src := map[string]string{"inferencex-blog-gptoss120b-2026-04": "inferencex", "inferencex-blog-llama70b-2026-04": "inferencex", "trtllm-perf-overview": "trtllm-perf"}[r["source"]]
+	return fmt.Sprintf("%s %s %s %s %s %s", src, r["model"], r["gpu"], r["precision"], r["shape"], r["engine"])
+}
+
+func atoi(t *testing.T, s string) int {
+	t.Helper()
+	v, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatalf("validation figure %q: %v", s, err)
+	}
+	return v
+}
+
+// changeKind labels a prediction from deployment a's point to deployment b's by
+// the widest change it crosses.
+func changeKind(a, b *valDep, from, to valPt) prediction.ChangeKind {
+	switch {
+	case a.gpu != b.gpu:
+		return prediction.ChangeGPU
+	case a.precision != b.precision || a.shape != b.shape:
+		return prediction.ChangePrecision
+	case a != b: // the same GPU, precision and shape: another engine or engine setup
+		return prediction.ChangeEngine
+	case from.prompt != to.prompt || from.output != to.output:
+		return prediction.ChangeLengths
+	}
+	return prediction.ChangeConcurrency
+}
+
+// predictPoint predicts b's point to from a's point from, as whatif does: from's
+// share of its roofline with prefill times b's roofline at to's lengths, at the
+// batch from ran scaled to to's concurrency (the modelled maximum batch where to
+// publishes none), capped by what b's KV cache holds.
+func predictPoint(a, b *valDep, from, to valPt) float64 {
+	share := from.out / a.roof.AtWorkload(from.batch, from.prompt, from.output).TotalTokS
+	batch := to.batch // modelled, for a point without a published concurrency
+	switch {
+	case to.c > 0 && from.c > 0:
+		batch = from.batch * to.c / from.c
+	case to.c > 0:
+		batch = to.c
+	}
+	if holds := b.plan.Concurrency(to.prompt + to.output/2); holds > 0 && batch > holds {
+		batch = holds
+	}
+	return share * b.roof.AtWorkload(batch, to.prompt, to.output).TotalTokS
+}
+
+// nearestSource is the point of a to predict to from: the same lengths where a has
+// them, then the nearest concurrency (by ratio); never to itself.
+func nearestSource(a *valDep, to *valPt) (valPt, bool) {
+	best, cost := valPt{}, math.Inf(1)
+	for i := range a.points {
+		p := &a.points[i]
+		if p == to {
+			continue
+		}
+		k := math.Abs(math.Log(p.batch / to.batch))
+		if p.c > 0 && to.c > 0 {
+			k = math.Abs(math.Log(p.c / to.c))
+		}
+		if p.prompt != to.prompt || p.output != to.output {
+			k += 100 + math.Abs(math.Log((p.prompt+p.output)/(to.prompt+to.output)))
+		}
+		if k < cost {
+			best, cost = *p, k
+		}
+	}
+	return best, !math.IsInf(cost, 1)
+}
+
+// scoreDeployments predicts every point of every deployment from every deployment
+// of its model (itself included, for another concurrency or other lengths), and
+// gives each prediction its leave-one-deployment-out interval.
+func scoreDeployments(deps []*valDep) []valScore {
+	var scores []valScore
+	for _, b := range deps {
+		for i := range b.points {
+			to := &b.points[i]
+			for _, a := range deps {
+				if a.model != b.model {
+					continue
+				}
+				from, ok := nearestSource(a, to)
+				if !ok {
+					continue
+				}
+				scores = append(scores, valScore{kind: changeKind(a, b, from, *to), from: a, to: b, c: to.c, measured: to.out, pred: predictPoint(a, b, from, *to)})
+			}
+		}
+	}
+	// Leave one deployment out: the interval of a prediction a → b is calibrated on
+	// the errors of its kind between deployments other than a and b.
+	type key struct {
+		kind prediction.ChangeKind
+		a, b *valDep
+	}
+	cache := map[key]float64{}
+	for i := range scores {
+		s := &scores[i]
+		k := key{s.kind, s.from, s.to}
+		q, ok := cache[k]
+		if !ok {
+			var errs []float64
+			others := map[*valDep]bool{}
+			for _, o := range scores {
+				if o.kind == s.kind && o.from != s.from && o.from != s.to && o.to != s.from && o.to != s.to {
+					errs = append(errs, math.Abs(o.logErr()))
+					others[o.to] = true
+				}
+			}
+			q = prediction.Conformal(s.kind, errs, len(others), prediction.NominalCoverage).LogHalfWidth
+			cache[k] = q
+		}
+		s.q = q
+	}
+	return scores
+}
+
+// goalMedian is the issue's goal for the median absolute error of a kind (0: none).
+func goalMedian(k prediction.ChangeKind) float64 {
+	switch k {
+	case prediction.ChangeGPU:
+		return 15
+	case prediction.ChangePrecision, prediction.ChangeLengths:
+		return 20
+	}
+	return 0
+}
+
+// writeCalibratedScores writes sections 2 and 3 and returns the table whatif uses.
+func writeCalibratedScores(doc *strings.Builder, scores []valScore) []prediction.Calibration {
+	type agg struct {
+		abs, logs []float64
+		covered   int
+		targets   map[*valDep]bool
+	}
+	kinds := map[prediction.ChangeKind]*agg{}
+	type pairKey struct {
+		kind prediction.ChangeKind
+		to   *valDep
+	}
+	perTarget := map[pairKey]*agg{}
+	add := func(g *agg, s valScore) {
+		g.abs = append(g.abs, math.Abs(s.pred-s.measured)/s.measured*100)
+		g.logs = append(g.logs, math.Abs(s.logErr()))
+		g.targets[s.to] = true
+		if s.covered() {
+			g.covered++
+		}
+	}
+	for _, s := range scores {
+		if kinds[s.kind] == nil {
+			kinds[s.kind] = &agg{targets: map[*valDep]bool{}}
+		}
+		add(kinds[s.kind], s)
+		pk := pairKey{s.kind, s.to}
+		if perTarget[pk] == nil {
+			perTarget[pk] = &agg{targets: map[*valDep]bool{}}
+		}
+		add(perTarget[pk], s)
+	}
+	var table []prediction.Calibration
+	doc.WriteString("## 2. What-ifs scored, by kind of change\n\n")
+	doc.WriteString("Every measured point is predicted from every other measured deployment of its model (and from the nearest other point of its own deployment, for another concurrency or other lengths). A prediction is labelled by the widest change it crosses: another GPU; else another precision or shape (weights, KV or parallelism) on the same GPU; else another engine or engine setup (same GPU, precision and shape, another source or engine); else other request lengths; else another concurrency. Error = (predicted − measured) ÷ measured.\n\n")
+	doc.WriteString("**Held-out coverage** is leave-one-deployment-out: the interval of a prediction from deployment A to deployment B is the split-conformal 80% quantile of the absolute log errors of its kind among predictions that involve neither A nor B, so no scored point's interval was sized with its own deployment's errors (or its source's). The interval whatif uses at run time (last columns; `prediction/calibration_table.go`) is calibrated on every error of the kind.\n\n")
+	doc.WriteString("| change | predictions | target deployments | median abs. error | worst abs. error | held-out coverage (nominal 80%) | run-time interval | calibrated from | goal | verdict |\n|---|---:|---:|---:|---:|---:|---|---|---|---|\n")
+	for _, k := range prediction.ChangeKinds() {
+		g := kinds[k]
+		if g == nil {
+			fmt.Fprintf(doc, "| %s | 0 | 0 | — | — | — | ×%.2f–×%.2f | no public measurement: a factor of 3 either way | | NOT met: no data |\n", k.Describe(), math.Exp(-1.1), math.Exp(1.1))
+			continue
+		}
+		cal := prediction.Conformal(k, g.logs, len(g.targets), prediction.NominalCoverage)
+		table = append(table, cal)
+		lo, hi := cal.Bounds(1)
+		from := fmt.Sprintf("%d errors, %d deployments", cal.Errors, cal.Deployments)
+		if !cal.Calibrated {
+			from = fmt.Sprintf("too few (%d): widest × %.1f", cal.Errors, prediction.UncalibratedWidening)
+		}
+		med, cov := valMedian(g.abs), float64(g.covered)/float64(len(g.abs))*100
+		goal, verdict := "coverage ≥ 80%", verdictOf(cov >= 80)
+		if m := goalMedian(k); m > 0 {
+			goal = fmt.Sprintf("median ≤ %.0f%%, coverage ≥ 80%%", m)
+			verdict = fmt.Sprintf("median %s, coverage %s", verdictOf(med <= m), verdictOf(cov >= 80))
+		}
+		fmt.Fprintf(doc, "| %s | %d | %d | %.0f%% | %.0f%% | %s | ×%.2f–×%.2f | %s | %s | %s |\n", k.Describe(), len(g.abs), len(g.targets), med, maxOf(g.abs),
+			pctOf(g.covered, len(g.abs)), lo, hi, from, goal, verdict)
+	}
+	doc.WriteString("\n## 3. By kind of change and target deployment\n\n")
+	doc.WriteString("| change | target deployment | predictions | median abs. error | worst abs. error | held-out coverage |\n|---|---|---:|---:|---:|---:|\n")
+	var keys []pairKey
+	for k := range perTarget {
+		keys = append(keys, k)
+	}
+	order := map[prediction.ChangeKind]int{}
+	for i, k := range prediction.ChangeKinds() {
+		order[k] = i
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].kind != keys[j].kind {
+			return order[keys[i].kind] < order[keys[j].kind]
+		}
+		return keys[i].to.id < keys[j].to.id
+	})
+	for _, k := range keys {
+		g := perTarget[k]
+		fmt.Fprintf(doc, "| %s | %s | %d | %.0f%% | %.0f%% | %s |\n", k.kind.Describe(), k.to.id, len(g.abs), valMedian(g.abs), maxOf(g.abs), pctOf(g.covered, len(g.abs)))
+	}
+	return table
+}
+
+func verdictOf(ok bool) string {
+	if ok {
+		return "met"
+	}
+	return "NOT met"
+}
+
+func valMedian(v []float64) float64 {
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	n := len(s)
+	if n == 0 {
+		return math.NaN()
+	}
+	return (s[(n-1)/2] + s[n/2]) / 2
+}
+
+func maxOf(v []float64) float64 {
+	m := 0.0
+	for _, x := range v {
+		m = math.Max(m, x)
+	}
+	return m
+}
+
+// checkCalibrationTable writes prediction/calibration_table.go from the table
+// (with -update) or checks that it is current.
+func checkCalibrationTable(table []prediction.Calibration, update bool) error {
+	var b bytes.Buffer
+	b.WriteString("// Code generated by go test ./analyze -run TestValidation -update; DO NOT EDIT.\n\npackage prediction\n\n")
+	b.WriteString("// calibrationTable is the interval of each kind of change, calibrated on every\n// held-out error of analyze/testdata/validation (docs/validation.md).\n")
+	b.WriteString("func calibrationTable() []Calibration {\n\treturn []Calibration{\n")
+	for _, c := range table {
+		fmt.Fprintf(&b, "\t\t{Kind: %q, Nominal: %g, Errors: %d, Deployments: %d, LogHalfWidth: %s, Calibrated: %t},\n",
+			string(c.Kind), c.Nominal, c.Errors, c.Deployments, strconv.FormatFloat(c.LogHalfWidth, 'g', 6, 64), c.Calibrated)
+	}
+	b.WriteString("\t}\n}\n")
+	src, err := format.Source(b.Bytes())
+	if err != nil {
+		return err
+	}
+	path := filepath.Join("..", "prediction", "calibration_table.go")
+	if update {
+		return os.WriteFile(path, src, 0o644)
+	}
+	have, err := os.ReadFile(path)
+	if err != nil || !bytes.Equal(have, src) {
+		return fmt.Errorf("prediction/calibration_table.go is not current: run go test ./analyze -run TestValidation -update")
+	}
+	return nil
+}
+
+const validationWeak = `
+## Where the model is weak
+
+- **The share of the roofline does not carry across kernels.** Another GPU, precision
+  or engine changes the kernels, the attention backend and the scheduler: the share a
+  deployment reaches moves with them, and the roofline knows bytes and FLOPs, not
+  kernel quality. The intervals above are therefore wide for those kinds: they say
+  honestly how far such a prediction has missed on public data. Measure before buying.
+- **Most public figures are single points.** The InferenceX blog tables give one
+  (best) configuration per GPU and length, with its concurrency and median TTFT and
+  TPOT: the decode batch is taken from Little's law (concurrency × decode time ÷
+  (TTFT + decode time)) and the GPU count from concurrency ÷ TPOT against the
+  throughput per GPU. TensorRT-LLM's perf-overview gives offline maximum throughput
+  with no concurrency: its batch is what the modelled KV cache holds (≤ 2,048 per
+  engine), a modelling step that adds error of its own.
+- **Errors are not independent.** Many predictions share a deployment, so the
+  conformal guarantee (exchangeable errors) holds only roughly; the leave-one-
+  deployment-out coverage above is the check of how roughly.
+- **KV capacity.** A level beyond what the target's modelled KV cache holds is predicted
+  at the batch the cache holds (requests beyond it queue).
+- **Lengths.** Attention FLOPs, quadratic in the prompt, are outside the roofline: for
+  very long prompts (32k) it is loose and predictions from short requests high.
+`

@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/ceiling-llm/ceiling/capacity"
+	"github.com/ceiling-llm/ceiling/prediction"
 )
 
 // What-if: predictions from one measured sweep, never mixed with its measurements.
@@ -22,6 +23,27 @@ type WhatIfChange struct {
 	GPU                        string
 	GPUs, TP, DP, PP           int
 	EP                         *bool
+}
+
+// Kinds are the kinds of change the what-if crosses, for its interval: another
+// GPU; another weight or KV precision or shape; other request lengths; a maximum
+// model length alone changes only the batch the KV cache holds (another
+// concurrency).
+func (c WhatIfChange) Kinds() []prediction.ChangeKind {
+	var k []prediction.ChangeKind
+	if c.GPU != "" {
+		k = append(k, prediction.ChangeGPU)
+	}
+	if c.WeightDtype != "" || c.KVDtype != "" || c.GPUs > 0 || c.TP > 0 || c.DP > 0 || c.PP > 0 || c.EP != nil {
+		k = append(k, prediction.ChangePrecision)
+	}
+	if c.PromptTokens > 0 || c.OutputTokens > 0 {
+		k = append(k, prediction.ChangeLengths)
+	}
+	if len(k) == 0 {
+		k = append(k, prediction.ChangeConcurrency)
+	}
+	return k
 }
 
 // WhatIfRow is one row of the what-if table: the measured run (Predicted false) or a
@@ -57,6 +79,9 @@ type WhatIfResult struct {
 	Levels         []LevelPrediction `json:"levels"`
 	Model          string            `json:"model"`
 	IntervalMethod string            `json:"interval_method"`
+	// Interval is the calibration of the levels' intervals: the kind of change,
+	// the nominal coverage and the held-out errors it came from.
+	Interval prediction.Calibration `json:"interval"`
 	Notes          []string          `json:"notes"`
 }
 
@@ -68,20 +93,23 @@ func WhatIf(r *Run, opt Options, change WhatIfChange) (*WhatIfResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	interval := prediction.IntervalFor(change.Kinds()...)
 	res := &WhatIfResult{Predicted: true, RunID: r.RunID, Rows: rows, Levels: []LevelPrediction{}, Notes: []string{},
 		Model:          "each level's measured share of its roofline with prefill, times the changed deployment's roofline at the same concurrency (docs/predictions.md)",
-		IntervalMethod: IntervalMethod}
+		IntervalMethod: IntervalMethod(interval), Interval: interval}
 	if len(rows) > 1 {
 		res.Change = rows[1].Scenario
 	}
 	if change.GPU != "" || change.WeightDtype != "" || change.GPUs > 0 || change.TP > 0 || change.DP > 0 || change.PP > 0 || change.EP != nil {
-		res.Notes = append(res.Notes, "another GPU, precision or shape: the intervals say how the share of the roofline moves with the batch, not how it moves between kernels and GPUs; against public measurements such changes missed by 20-70% with the intervals covering none (docs/validation.md): measure before buying")
+		res.Notes = append(res.Notes, "another GPU, precision or shape: the share of the roofline carries between kernels and GPUs only roughly, so the intervals are wide: they are sized on how far such predictions missed public measurements (docs/validation.md): measure before buying")
 	}
 	switch {
 	case curve.note != "":
 		res.Notes = append(res.Notes, curve.note)
 	case curve.model != nil:
-		res.Levels = PredictCurve(*curve.model)
+		m := *curve.model
+		m.Interval = interval
+		res.Levels = PredictCurve(m)
 	}
 	return res, nil
 }

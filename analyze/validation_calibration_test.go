@@ -224,13 +224,21 @@ func predictPoint(a, b *valDep, from, to valPt) float64 {
 	return share * b.roof.AtWorkload(batch, to.prompt, to.output).TotalTokS
 }
 
+// maxConcurrencyRatio is how far apart two published concurrencies may be for one
+// to predict the other. whatif predicts each measured level at its own concurrency;
+// the public single points sit at the concurrency their publisher found best, so
+// a little spread is allowed, not a jump from c=64 to an offline batch of thousands.
+const maxConcurrencyRatio = 4
+
 // nearestSource is the point of a to predict to from: the same lengths where a has
-// them, then the nearest concurrency (by ratio); never to itself.
+// them, then the nearest concurrency (by ratio); never to itself. A point with a
+// published concurrency is predicted only from one within maxConcurrencyRatio of it,
+// and an offline maximum-throughput point (no concurrency) only from another.
 func nearestSource(a *valDep, to *valPt) (valPt, bool) {
 	best, cost := valPt{}, math.Inf(1)
 	for i := range a.points {
 		p := &a.points[i]
-		if p == to {
+		if p == to || (p.c > 0) != (to.c > 0) || (p.c > 0 && math.Abs(math.Log(p.c/to.c)) > math.Log(maxConcurrencyRatio)+1e-9) {
 			continue
 		}
 		k := math.Abs(math.Log(p.batch / to.batch))

@@ -8,8 +8,7 @@ func calibrationTable() []Calibration {
 	return []Calibration{
 		{Kind: "concurrency", Nominal: 0.8, Errors: 27, Deployments: 5, LogHalfWidth: 0.160057, Calibrated: true},
 		{Kind: "lengths", Nominal: 0.8, Errors: 66, Deployments: 20, LogHalfWidth: 0.357802, Calibrated: true},
-		{Kind: "engine", Nominal: 0.8, Errors: 17, Deployments: 6, LogHalfWidth: 1.28311, Calibrated: true},
-		{Kind: "precision-or-shape", Nominal: 0.8, Errors: 46, Deployments: 15, LogHalfWidth: 0.911221, Calibrated: true},
-		{Kind: "gpu", Nominal: 0.8, Errors: 751, Deployments: 29, LogHalfWidth: 0.673073, Calibrated: true},
+		{Kind: "precision-or-shape", Nominal: 0.8, Errors: 21, Deployments: 8, LogHalfWidth: 0.525836, Calibrated: true},
+		{Kind: "gpu", Nominal: 0.8, Errors: 351, Deployments: 29, LogHalfWidth: 0.419934, Calibrated: true},
 	}
 }

@@ -58,7 +58,10 @@ type valScore struct {
 }
 
 func (s valScore) logErr() float64 { return math.Log(s.pred / s.measured) }
-func (s valScore) covered() bool   { return math.Abs(s.logErr()) <= s.q*(1+1e-12) }
+func (s valScore) heldOut() prediction.HeldOutError {
+	return prediction.HeldOutError{AbsLog: math.Abs(s.logErr()), Deployment: s.to.id}
+}
+func (s valScore) covered() bool { return math.Abs(s.logErr()) <= s.q*(1+1e-12) }
 
 // modelConfigs maps the measurements' model names to the bundled configs.
 var modelConfigs = map[string]string{
@@ -108,8 +111,14 @@ func loadValidationDeployments(t *testing.T, curves []*valCurve) []*valDep {
 			shapeFromLabel(t, r["shape"], &in)
 			if r["model"] == "gpt-oss-120b" && r["precision"] == "mxfp4" {
 				in.WeightDtype = "" // the checkpoint's own: MXFP4 experts, BF16 attention
-				if r["source"] == "trtllm-perf-overview" && strings.Contains(r["gpu"], "b200") {
-					in.KVDtype = "fp8" // its llm_options: kv_cache_config dtype fp8 on Blackwell
+			}
+			if r["source"] == "trtllm-perf-overview" {
+				// Its setup: --kv_cache_free_gpu_mem_fraction 0.95 "in many cases"; gpt-oss's
+				// llm_options set an FP8 KV cache on Blackwell (auto on Hopper); the ModelOpt
+				// FP8/FP4 Llama checkpoints quantize the KV cache to FP8.
+				in.Utilization = 0.95
+				if r["model"] == "Llama-3.3-70B" || strings.Contains(r["gpu"], "b200") {
+					in.KVDtype = "fp8"
 				}
 			}
 			cfg := modelConfigs[r["model"]]
@@ -287,15 +296,13 @@ func scoreDeployments(deps []*valDep) []valScore {
 		k := key{s.kind, s.from, s.to}
 		q, ok := cache[k]
 		if !ok {
-			var errs []float64
-			others := map[*valDep]bool{}
+			var errs []prediction.HeldOutError
 			for _, o := range scores {
 				if o.kind == s.kind && o.from != s.from && o.from != s.to && o.to != s.from && o.to != s.to {
-					errs = append(errs, math.Abs(o.logErr()))
-					others[o.to] = true
+					errs = append(errs, o.heldOut())
 				}
 			}
-			q = prediction.Conformal(s.kind, errs, len(others), prediction.NominalCoverage).LogHalfWidth
+			q = prediction.Conformal(s.kind, errs, prediction.NominalCoverage).LogHalfWidth
 			cache[k] = q
 		}
 		s.q = q
@@ -317,9 +324,10 @@ func goalMedian(k prediction.ChangeKind) float64 {
 // writeCalibratedScores writes sections 2 and 3 and returns the table whatif uses.
 func writeCalibratedScores(doc *strings.Builder, scores []valScore) []prediction.Calibration {
 	type agg struct {
-		abs, logs []float64
-		covered   int
-		targets   map[*valDep]bool
+		abs     []float64
+		errs    []prediction.HeldOutError
+		covered int
+		targets map[*valDep]bool
 	}
 	kinds := map[prediction.ChangeKind]*agg{}
 	type pairKey struct {
@@ -329,7 +337,7 @@ func writeCalibratedScores(doc *strings.Builder, scores []valScore) []prediction
 	perTarget := map[pairKey]*agg{}
 	add := func(g *agg, s valScore) {
 		g.abs = append(g.abs, math.Abs(s.pred-s.measured)/s.measured*100)
-		g.logs = append(g.logs, math.Abs(s.logErr()))
+		g.errs = append(g.errs, s.heldOut())
 		g.targets[s.to] = true
 		if s.covered() {
 			g.covered++
@@ -357,12 +365,12 @@ func writeCalibratedScores(doc *strings.Builder, scores []valScore) []prediction
 			fmt.Fprintf(doc, "| %s | 0 | 0 | — | — | — | ×%.2f–×%.2f | no public measurement: a factor of 3 either way | | NOT met: no data |\n", k.Describe(), math.Exp(-1.1), math.Exp(1.1))
 			continue
 		}
-		cal := prediction.Conformal(k, g.logs, len(g.targets), prediction.NominalCoverage)
+		cal := prediction.Conformal(k, g.errs, prediction.NominalCoverage)
 		table = append(table, cal)
 		lo, hi := cal.Bounds(1)
 		from := fmt.Sprintf("%d errors, %d deployments", cal.Errors, cal.Deployments)
 		if !cal.Calibrated {
-			from = fmt.Sprintf("too few (%d): widest × %.1f", cal.Errors, prediction.UncalibratedWidening)
+			from = fmt.Sprintf("too few (%d errors, %d deployments): widest × %.1f", cal.Errors, cal.Deployments, prediction.UncalibratedWidening)
 		}
 		med, cov := valMedian(g.abs), float64(g.covered)/float64(len(g.abs))*100
 		goal, verdict := "coverage ≥ 80%", verdictOf(cov >= 80)
@@ -471,3 +479,29 @@ const validationWeak = `
 - **Lengths.** Attention FLOPs, quadratic in the prompt, are outside the roofline: for
   very long prompts (32k) it is loose and predictions from short requests high.
 `
+
+// writeDeploymentBounds adds the public deployments' points to section 1: each
+// point's share of its roofline with prefill at its batch. A point above its bound
+// fails the test (the catalog or the capacity model would be wrong).
+func writeDeploymentBounds(t *testing.T, doc *strings.Builder, deps []*valDep) {
+	t.Helper()
+	doc.WriteString("Published points of the deployments scored below (batch: Little's law from the published concurrency, TTFT and TPOT; `max` where only offline maximum throughput is published, the batch the modelled KV cache holds):\n\n")
+	doc.WriteString("| deployment | ISL/OSL | c | batch | measured out tok/s | roofline out tok/s | share |\n|---|---|---:|---:|---:|---:|---:|\n")
+	for _, d := range deps {
+		if d.source == "curve" {
+			continue // in the table above
+		}
+		for _, p := range d.points {
+			bound := d.roof.AtWorkload(p.batch, p.prompt, p.output).TotalTokS
+			c := "max"
+			if p.c > 0 {
+				c = num(p.c)
+			}
+			fmt.Fprintf(doc, "| %s | %.0f/%.0f | %s | %.0f | %.0f | %.0f | %.0f%% |\n", d.id, p.prompt, p.output, c, p.batch, p.out, bound, p.out/bound*100)
+			if p.out > bound {
+				t.Errorf("%s %.0f/%.0f c=%s: measured %.0f tok/s above the roofline %.0f", d.id, p.prompt, p.output, c, p.out, bound)
+			}
+		}
+	}
+	doc.WriteString("\n")
+}

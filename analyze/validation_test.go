@@ -46,10 +46,11 @@ func TestValidation(t *testing.T) {
 	for _, b := range validationBounds(t) {
 		doc.WriteString(b)
 	}
+	deps := loadValidationDeployments(t, curves)
+	writeDeploymentBounds(t, &doc, deps)
 
 	// 2. The what-ifs, scored: every measured point predicted from every other
 	// deployment of its model, its interval calibrated on the other deployments.
-	deps := loadValidationDeployments(t, curves)
 	scores := scoreDeployments(deps)
 	table := writeCalibratedScores(&doc, scores)
 	doc.WriteString(validationWeak)

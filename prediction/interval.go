@@ -54,8 +54,8 @@ func (k ChangeKind) Describe() string {
 const NominalCoverage = 0.8
 
 // MinCalibrationErrors is the fewest held-out errors a kind needs for its
-// conformal quantile; with fewer the interval is the widest error seen × 1.5
-// (UncalibratedWidening), and says so.
+// conformal quantile; with fewer (or too few deployments, see Conformal) the
+// interval is the widest error seen × 1.5 (UncalibratedWidening), and says so.
 const MinCalibrationErrors = 8
 
 // UncalibratedWidening widens the largest observed log error of a kind with too
@@ -92,32 +92,57 @@ func (c Calibration) String() string {
 	lo, hi := c.Bounds(1)
 	s := fmt.Sprintf("%.0f%% interval for %s: predicted ×%.2f to ×%.2f, ", c.Nominal*100, c.Kind.Describe(), lo, hi)
 	if !c.Calibrated {
-		return s + fmt.Sprintf("NOT calibrated: only %d held-out errors of public measurements (fewer than %d), so the widest seen × %.1f (docs/validation.md)",
-			c.Errors, MinCalibrationErrors, UncalibratedWidening)
+		return s + fmt.Sprintf("NOT calibrated: only %d held-out errors over %d public deployments, too few, so the widest seen × %.1f (docs/validation.md)",
+			c.Errors, c.Deployments, UncalibratedWidening)
 	}
 	return s + fmt.Sprintf("split-conformal from %d held-out errors over %d public deployments (docs/validation.md)", c.Errors, c.Deployments)
 }
 
-// Conformal is the interval of a kind from its held-out absolute log errors: the
-// ⌈(n+1)·nominal⌉-th smallest (split conformal prediction: Vovk et al. 2005; Lei et
-// al., "Distribution-free predictive inference for regression", JASA 2018), which
-// covers a new error of the same distribution with probability ≥ nominal. With fewer
-// than MinCalibrationErrors errors, or where that rank exceeds n, the interval is
-// the largest error × UncalibratedWidening, marked not calibrated.
-func Conformal(kind ChangeKind, absLogErrs []float64, deployments int, nominal float64) Calibration {
-	c := Calibration{Kind: kind, Nominal: nominal, Errors: len(absLogErrs), Deployments: deployments}
-	if len(absLogErrs) == 0 {
+// HeldOutError is one held-out prediction's absolute log error and the measured
+// deployment it predicted.
+type HeldOutError struct {
+	AbsLog     float64
+	Deployment string
+}
+
+// Conformal is the interval of a kind from its held-out absolute log errors, split
+// conformal prediction (Vovk et al. 2005; Lei et al., "Distribution-free predictive
+// inference for regression", JASA 2018) over deployments: errors of one deployment
+// are alike (its kernels, its engine), so the exchangeable unit is the deployment,
+// and each deployment's errors carry a total weight of 1 whatever their number. q is
+// the smallest error whose weighted share of errors at or below it reaches
+// nominal × (G+1)/G over G deployments (the weighted form of the ⌈(n+1)·nominal⌉-th
+// smallest): a new deployment's error falls below it with probability ≥ nominal.
+// With fewer than MinCalibrationErrors errors, or too few deployments for that
+// share to be reached (fewer than 5 at 80%), the interval is the largest error ×
+// UncalibratedWidening, marked not calibrated.
+func Conformal(kind ChangeKind, errs []HeldOutError, nominal float64) Calibration {
+	per := map[string]int{}
+	for _, e := range errs {
+		per[e.Deployment]++
+	}
+	c := Calibration{Kind: kind, Nominal: nominal, Errors: len(errs), Deployments: len(per)}
+	if len(errs) == 0 {
 		c.LogHalfWidth = fallbackLogHalfWidth
 		return c
 	}
-	s := append([]float64(nil), absLogErrs...)
-	sort.Float64s(s)
-	rank := int(math.Ceil(float64(len(s)+1) * nominal))
-	if len(s) < MinCalibrationErrors || rank > len(s) {
-		c.LogHalfWidth = math.Max(s[len(s)-1]*UncalibratedWidening, 0.1)
+	s := append([]HeldOutError(nil), errs...)
+	sort.Slice(s, func(i, j int) bool { return s[i].AbsLog < s[j].AbsLog })
+	g := float64(len(per))
+	need := nominal * (g + 1) / g
+	if len(s) < MinCalibrationErrors || need > 1 {
+		c.LogHalfWidth = math.Max(s[len(s)-1].AbsLog*UncalibratedWidening, 0.1)
 		return c
 	}
-	c.LogHalfWidth, c.Calibrated = s[rank-1], true
+	cum := 0.0
+	for _, e := range s {
+		cum += 1 / (g * float64(per[e.Deployment]))
+		if cum >= need-1e-12 {
+			c.LogHalfWidth, c.Calibrated = e.AbsLog, true
+			return c
+		}
+	}
+	c.LogHalfWidth, c.Calibrated = s[len(s)-1].AbsLog, true
 	return c
 }
 

@@ -22,7 +22,7 @@ func TestConformal(t *testing.T) {
 		{"eight errors: rank 8 of 8", errs[:8], 0.8, true},
 		{"none", nil, fallbackLogHalfWidth, false},
 	} {
-		got := Conformal(ChangeGPU, c.errs, 3, NominalCoverage)
+		got := Conformal(ChangeGPU, c.errs, NominalCoverage)
 		if math.Abs(got.LogHalfWidth-c.want) > 1e-12 || got.Calibrated != c.calibrated || got.Errors != len(c.errs) {
 			t.Errorf("%s: %+v, want half-width %g calibrated %t", c.name, got, c.want, c.calibrated)
 		}

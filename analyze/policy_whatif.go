@@ -82,7 +82,7 @@ type WhatIfResult struct {
 	// Interval is the calibration of the levels' intervals: the kind of change,
 	// the nominal coverage and the held-out errors it came from.
 	Interval prediction.Calibration `json:"interval"`
-	Notes          []string          `json:"notes"`
+	Notes    []string               `json:"notes"`
 }
 
 // WhatIf predicts the run under change: the ceiling beside the measured one, and

@@ -55,6 +55,9 @@ type valScore struct {
 	c              float64
 	measured, pred float64
 	q              float64 // the leave-one-deployment-out half-width (log)
+	// wide is true where the held-out errors were too few to calibrate q (it is
+	// then the widest of them × 1.5).
+	wide bool
 }
 
 func (s valScore) logErr() float64 { return math.Log(s.pred / s.measured) }
@@ -290,11 +293,11 @@ func scoreDeployments(deps []*valDep) []valScore {
 		kind prediction.ChangeKind
 		a, b *valDep
 	}
-	cache := map[key]float64{}
+	cache := map[key]prediction.Calibration{}
 	for i := range scores {
 		s := &scores[i]
 		k := key{s.kind, s.from, s.to}
-		q, ok := cache[k]
+		cal, ok := cache[k]
 		if !ok {
 			var errs []prediction.HeldOutError
 			for _, o := range scores {
@@ -302,10 +305,10 @@ func scoreDeployments(deps []*valDep) []valScore {
 					errs = append(errs, o.heldOut())
 				}
 			}
-			q = prediction.Conformal(s.kind, errs, prediction.NominalCoverage).LogHalfWidth
-			cache[k] = q
+			cal = prediction.Conformal(s.kind, errs, prediction.NominalCoverage)
+			cache[k] = cal
 		}
-		s.q = q
+		s.q, s.wide = cal.LogHalfWidth, !cal.Calibrated
 	}
 	return scores
 }
@@ -324,10 +327,10 @@ func goalMedian(k prediction.ChangeKind) float64 {
 // writeCalibratedScores writes sections 2 and 3 and returns the table whatif uses.
 func writeCalibratedScores(doc *strings.Builder, scores []valScore) []prediction.Calibration {
 	type agg struct {
-		abs     []float64
-		errs    []prediction.HeldOutError
-		covered int
-		targets map[*valDep]bool
+		abs           []float64
+		errs          []prediction.HeldOutError
+		covered, wide int
+		targets       map[*valDep]bool
 	}
 	kinds := map[prediction.ChangeKind]*agg{}
 	type pairKey struct {
@@ -341,6 +344,9 @@ func writeCalibratedScores(doc *strings.Builder, scores []valScore) []prediction
 		g.targets[s.to] = true
 		if s.covered() {
 			g.covered++
+		}
+		if s.wide {
+			g.wide++
 		}
 	}
 	for _, s := range scores {
@@ -358,11 +364,13 @@ func writeCalibratedScores(doc *strings.Builder, scores []valScore) []prediction
 	doc.WriteString("## 2. What-ifs scored, by kind of change\n\n")
 	doc.WriteString("Every measured point is predicted from every other measured deployment of its model (and from the nearest other point of its own deployment, for another concurrency or other lengths). A prediction is labelled by the widest change it crosses: another GPU; else another precision or shape (weights, KV or parallelism) on the same GPU; else another engine or engine setup (same GPU, precision and shape, another source or engine); else other request lengths; else another concurrency. Error = (predicted − measured) ÷ measured.\n\n")
 	doc.WriteString("**Held-out coverage** is leave-one-deployment-out: the interval of a prediction from deployment A to deployment B is the split-conformal 80% quantile of the absolute log errors of its kind among predictions that involve neither A nor B, so no scored point's interval was sized with its own deployment's errors (or its source's). The interval whatif uses at run time (last columns; `prediction/calibration_table.go`) is calibrated on every error of the kind.\n\n")
-	doc.WriteString("| change | predictions | target deployments | median abs. error | worst abs. error | held-out coverage (nominal 80%) | run-time interval | calibrated from | goal | verdict |\n|---|---:|---:|---:|---:|---:|---|---|---|---|\n")
+	doc.WriteString("| change | predictions | target deployments | median abs. error | worst abs. error | held-out coverage (nominal 80%) | held-out intervals too thin to calibrate | run-time interval | calibrated from | goal | verdict |\n|---|---:|---:|---:|---:|---:|---:|---|---|---|---|\n")
 	for _, k := range prediction.ChangeKinds() {
 		g := kinds[k]
 		if g == nil {
-			fmt.Fprintf(doc, "| %s | 0 | 0 | — | — | — | ×%.2f–×%.2f | no public measurement: a factor of 3 either way | | NOT met: no data |\n", k.Describe(), math.Exp(-1.1), math.Exp(1.1))
+			c := prediction.IntervalFor(k)
+			lo, hi := c.Bounds(1)
+			fmt.Fprintf(doc, "| %s | 0 | 0 | — | — | — | — | ×%.2f–×%.2f | no public pair: a factor of 3 either way | coverage ≥ 80%% | NOT met: no data |\n", k.Describe(), lo, hi)
 			continue
 		}
 		cal := prediction.Conformal(k, g.errs, prediction.NominalCoverage)
@@ -378,8 +386,8 @@ func writeCalibratedScores(doc *strings.Builder, scores []valScore) []prediction
 			goal = fmt.Sprintf("median ≤ %.0f%%, coverage ≥ 80%%", m)
 			verdict = fmt.Sprintf("median %s, coverage %s", verdictOf(med <= m), verdictOf(cov >= 80))
 		}
-		fmt.Fprintf(doc, "| %s | %d | %d | %.0f%% | %.0f%% | %s | ×%.2f–×%.2f | %s | %s | %s |\n", k.Describe(), len(g.abs), len(g.targets), med, maxOf(g.abs),
-			pctOf(g.covered, len(g.abs)), lo, hi, from, goal, verdict)
+		fmt.Fprintf(doc, "| %s | %d | %d | %.0f%% | %.0f%% | %s | %d | ×%.2f–×%.2f | %s | %s | %s |\n", k.Describe(), len(g.abs), len(g.targets), med, maxOf(g.abs),
+			pctOf(g.covered, len(g.abs)), g.wide, lo, hi, from, goal, verdict)
 	}
 	doc.WriteString("\n## 3. By kind of change and target deployment\n\n")
 	doc.WriteString("| change | target deployment | predictions | median abs. error | worst abs. error | held-out coverage |\n|---|---|---:|---:|---:|---:|\n")

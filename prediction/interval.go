@@ -130,7 +130,7 @@ func Conformal(kind ChangeKind, errs []HeldOutError, nominal float64) Calibratio
 	sort.Slice(s, func(i, j int) bool { return s[i].AbsLog < s[j].AbsLog })
 	g := float64(len(per))
 	need := nominal * (g + 1) / g
-	if len(s) < MinCalibrationErrors || need > 1 {
+	if len(s) < MinCalibrationErrors || need >= 1-1e-12 { // the largest error itself would be the quantile
 		c.LogHalfWidth = math.Max(s[len(s)-1].AbsLog*UncalibratedWidening, 0.1)
 		return c
 	}

@@ -6,20 +6,37 @@ import (
 	"testing"
 )
 
-// Split conformal: the ⌈(n+1)·0.8⌉-th smallest error; too few errors give the widest
-// × 1.5, marked not calibrated; none gives the wide fallback.
+// errsOf gives each error its own deployment, or every error one of d deployments
+// in turn.
+func errsOf(abs []float64, deployments int) []HeldOutError {
+	out := make([]HeldOutError, len(abs))
+	for i, a := range abs {
+		out[i] = HeldOutError{AbsLog: a, Deployment: string(rune('a' + i%deployments))}
+	}
+	return out
+}
+
+// Split conformal over deployments: with one error per deployment, the
+// ⌈(n+1)·0.8⌉-th smallest; a deployment with many errors weighs no more than one
+// with few; too few errors or deployments give the widest × 1.5, marked not
+// calibrated; none gives the wide fallback.
 func TestConformal(t *testing.T) {
 	errs := []float64{0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0} // n = 10: rank ⌈8.8⌉ = 9
 	for _, c := range []struct {
 		name       string
-		errs       []float64
+		errs       []HeldOutError
 		want       float64
 		calibrated bool
 	}{
-		{"ten errors", errs, 0.9, true},
-		{"unordered", []float64{1.0, 0.1, 0.9, 0.2, 0.8, 0.3, 0.7, 0.4, 0.6, 0.5}, 0.9, true},
-		{"seven errors", errs[:7], 0.7 * UncalibratedWidening, false},
-		{"eight errors: rank 8 of 8", errs[:8], 0.8, true},
+		{"ten deployments", errsOf(errs, 10), 0.9, true},
+		{"unordered", errsOf([]float64{1.0, 0.1, 0.9, 0.2, 0.8, 0.3, 0.7, 0.4, 0.6, 0.5}, 10), 0.9, true},
+		{"seven errors", errsOf(errs[:7], 7), 0.7 * UncalibratedWidening, false},
+		{"eight errors: rank 8 of 8", errsOf(errs[:8], 8), 0.8, true},
+		{"ten errors of four deployments: 0.8 × 5/4 ≥ 1", errsOf(errs, 4), 1.0 * UncalibratedWidening, false},
+		// Deployment a has nine small errors, b-e one large each: a weighs 1/5, so
+		// the quantile reaches into the large ones (weighted share 0.96 needed).
+		{"one deployment's many errors weigh as one", append(errsOf([]float64{.1, .1, .1, .1, .1, .1, .1, .1, .1}, 1),
+			HeldOutError{1, "b"}, HeldOutError{2, "c"}, HeldOutError{3, "d"}, HeldOutError{4, "e"}), 4, true},
 		{"none", nil, fallbackLogHalfWidth, false},
 	} {
 		got := Conformal(ChangeGPU, c.errs, NominalCoverage)
@@ -32,7 +49,7 @@ func TestConformal(t *testing.T) {
 	for i := range many {
 		many[i] = float64(i + 1)
 	}
-	q := Conformal(ChangeGPU, many, 1, NominalCoverage).LogHalfWidth
+	q := Conformal(ChangeGPU, errsOf(many, 99), NominalCoverage).LogHalfWidth
 	covered := 0
 	for _, e := range many {
 		if e <= q {

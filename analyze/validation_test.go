@@ -106,26 +106,6 @@ type valCurve struct {
 	points         []CurvePoint
 }
 
-func medianCell(v []float64) string {
-	if len(v) == 0 {
-		return "—"
-	}
-	s := append([]float64(nil), v...)
-	sort.Float64s(s)
-	return fmt.Sprintf("%.0f%%", median(s))
-}
-
-func maxCell(v []float64) string {
-	if len(v) == 0 {
-		return "—"
-	}
-	m := 0.0
-	for _, x := range v {
-		m = math.Max(m, x)
-	}
-	return fmt.Sprintf("%.0f%%", m)
-}
-
 func pctOf(a, n int) string {
 	if n == 0 {
 		return "—"

@@ -280,10 +280,18 @@ func whatIf(r *Run, opt Options, change WhatIfChange) ([]WhatIfRow, curveResult,
 	roof, rerr := capacity.NewRoofline(p)
 	baseRoof, berr := opt.Deployment.Roofline, opt.Deployment.RooflineErr // the measured deployment's, computed once
 	mp, mo := meanLengths(r)
-	if share := ceilingShare(r, baseRoof, mp, mo); rerr == nil && share > 0 && pred.Ceiling != nil {
+	efficiency := 1.0
+	if base.GPU != nil && p.GPU != nil {
+		efficiency = prediction.VendorEfficiency(base.GPU.Vendor(), p.GPU.Vendor())
+	}
+	if share := ceilingShare(r, baseRoof, mp, mo) * efficiency; rerr == nil && share > 0 && pred.Ceiling != nil {
 		v := share * roof.AtWorkload(ceiling, prompt, output).TotalTokS
 		pred.OutputTokS = &v
-		pred.Basis += fmt.Sprintf("; throughput = %.0f%% (the measured share of the roofline with prefill at the ceiling) × the changed roofline with prefill there", share*100)
+		pred.Basis += fmt.Sprintf("; throughput = %.0f%% (the measured share of the roofline with prefill at the ceiling", share*100)
+		if efficiency != 1 {
+			pred.Basis += fmt.Sprintf(", × %.2f for %s's GPUs against %s's", efficiency, p.GPU.Vendor(), base.GPU.Vendor())
+		}
+		pred.Basis += ") × the changed roofline with prefill there"
 	}
 	switch {
 	case rerr != nil:
@@ -294,7 +302,7 @@ func whatIf(r *Run, opt Options, change WhatIfChange) ([]WhatIfRow, curveResult,
 		curve.note = "no level is predicted: the run's request lengths are unknown"
 	default:
 		curve.model = &CurveModel{Points: curveFromRun(r), Base: baseRoof, Changed: roof, PromptTokens: mp, OutputTokens: mo,
-			ToPrompt: prompt, ToOutput: output, KVHolds: pred.KVCeiling}
+			ToPrompt: prompt, ToOutput: output, KVHolds: pred.KVCeiling, Efficiency: efficiency}
 	}
 	return []WhatIfRow{measured, pred}, curve, nil
 }

@@ -15,7 +15,8 @@ import (
 // Model. Each measured level ran at some share of its roofline with prefill
 // (capacity.Roofline.AtWorkload at its decode batch and request lengths): its
 // output tok/s ÷ the roofline's, and its per-user speed ÷ the roofline's. The
-// prediction at that concurrency is the same share of the changed deployment's
+// prediction at that concurrency is the same share (times the vendor efficiency
+// where the change crosses from NVIDIA to AMD or back) of the changed deployment's
 // roofline at the batch the level would decode: the measured decode concurrency,
 // capped by what the changed KV cache holds. Longer prompts cost prefill FLOPs and
 // KV reads in the roofline, so they never raise a prediction. TPOT is the measured
@@ -66,6 +67,9 @@ type CurveModel struct {
 	// Interval is the calibrated interval of the kind of change (zero: another
 	// concurrency's, the narrowest).
 	Interval prediction.Calibration
+	// Efficiency multiplies the carried shares: the share another vendor's GPUs
+	// reach of their roofline (prediction.VendorEfficiency; ≤ 0: 1).
+	Efficiency float64
 }
 
 // Range is a prediction and its interval.
@@ -114,6 +118,9 @@ func PredictCurve(m CurveModel) []LevelPrediction {
 	if m.Interval.Kind == "" {
 		m.Interval = prediction.IntervalFor()
 	}
+	if m.Efficiency <= 0 {
+		m.Efficiency = 1
+	}
 	out := make([]LevelPrediction, 0, len(m.Points))
 	shares := make([]float64, len(m.Points))
 	userShares := make([]float64, len(m.Points))
@@ -160,7 +167,7 @@ func PredictCurve(m CurveModel) []LevelPrediction {
 		}
 		lp.Batch = batch
 		roof := m.Changed.AtWorkload(batch, m.ToPrompt, m.ToOutput)
-		v := shares[i] * roof.TotalTokS
+		v := shares[i] * m.Efficiency * roof.TotalTokS
 		ciLo, ciHi := 1.0, 1.0
 		if p.CILow != nil && p.CIHigh != nil && p.OutputTokS > 0 {
 			ciLo, ciHi = math.Min(1, *p.CILow/p.OutputTokS), math.Max(1, *p.CIHigh/p.OutputTokS)
@@ -168,7 +175,7 @@ func PredictCurve(m CurveModel) []LevelPrediction {
 		lo, hi := m.Interval.Bounds(v)
 		lp.OutputTokS = &Range{Value: v, Low: lo * ciLo, High: hi * ciHi}
 		if !math.IsNaN(userShares[i]) {
-			u := userShares[i] * roof.PerUserTokS
+			u := userShares[i] * m.Efficiency * roof.PerUserTokS
 			ulo, uhi := m.Interval.Bounds(u)
 			lp.PerUserTokS = &Range{Value: u, Low: ulo, High: uhi}
 			if p.TPOT != nil && p.PerUserTokS > 0 {

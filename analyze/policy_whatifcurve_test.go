@@ -103,3 +103,26 @@ func TestPredictCurveCalibratedInterval(t *testing.T) {
 		}
 	}
 }
+
+// Another vendor's GPU: the carried share is multiplied by the vendor efficiency
+// from the calibration (AMD's GPUs reach less of their roofline than NVIDIA's on the
+// public data), and an NVIDIA → NVIDIA change is not.
+func TestPredictCurveVendorEfficiency(t *testing.T) {
+	h100 := curveRoofline(t, capacity.BudgetInput{GPU: "h100-sxm", GPUs: 1})
+	mi300 := curveRoofline(t, capacity.BudgetInput{GPU: "mi300x", GPUs: 1})
+	pts := []CurvePoint{{Level: 0, Concurrency: 8, Batch: 7.6, OutputTokS: 646, PerUserTokS: 85, Valid: true}}
+	eff := prediction.VendorEfficiency(h100.GPU.Vendor(), mi300.GPU.Vendor())
+	if eff >= 1 || eff <= 0.3 || prediction.VendorEfficiency("nvidia", "nvidia") != 1 {
+		t.Fatalf("vendor efficiency NVIDIA → AMD %g, NVIDIA → NVIDIA %g", eff, prediction.VendorEfficiency("nvidia", "nvidia"))
+	}
+	m := CurveModel{Points: pts, Base: h100, Changed: mi300, PromptTokens: 938, OutputTokens: 512, ToPrompt: 938, ToOutput: 512}
+	plain := PredictCurve(m)[0]
+	m.Efficiency = eff
+	crossed := PredictCurve(m)[0]
+	if r := crossed.OutputTokS.Value / plain.OutputTokS.Value; r < eff*0.999999 || r > eff*1.000001 {
+		t.Errorf("NVIDIA → AMD prediction ratio %g, want the vendor efficiency %g", r, eff)
+	}
+	if r := crossed.PerUserTokS.Value / plain.PerUserTokS.Value; r < eff*0.999999 || r > eff*1.000001 {
+		t.Errorf("per-user ratio %g, want %g", r, eff)
+	}
+}

@@ -134,6 +134,15 @@ func gpuCatalog() []GPU {
 	}
 }
 
+// Vendor is "amd" or "nvidia", from the marketing name: the efficiency the what-if
+// carries between GPUs differs by vendor (prediction's calibration).
+func (g GPU) Vendor() string {
+	if strings.HasPrefix(g.Full, "AMD") {
+		return "amd"
+	}
+	return "nvidia"
+}
+
 // GPUNames lists the catalog names in catalog order.
 func GPUNames() []string {
 	var names []string

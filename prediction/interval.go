@@ -171,3 +171,14 @@ func IntervalFor(kinds ...ChangeKind) Calibration {
 
 // StoredCalibrations is the table whatif uses, one row per kind that has one.
 func StoredCalibrations() []Calibration { return calibrationTable() }
+
+// VendorEfficiency is the factor on the share of the roofline when a prediction
+// carries a measurement from a GPU of vendor from to one of vendor to ("amd",
+// "nvidia"): the share reached differs by vendor (kernels, attention backends and
+// engines of ROCm and CUDA), fitted on the public errors that cross vendors and
+// validated leave-one-deployment-out (docs/validation.md). 1 for the same vendor or
+// one without data.
+func VendorEfficiency(from, to string) float64 {
+	off := vendorOffsetTable()
+	return math.Exp(off[to] - off[from])
+}

@@ -649,3 +649,17 @@ func solve(a [][]float64) []float64 {
 	}
 	return x
 }
+
+// Every source of anchors.csv is named in the README beside it, so no figure is
+// without its provenance.
+func TestValidationSourcesNamed(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("testdata", "validation", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range readCSV(t, filepath.Join("testdata", "validation", "anchors.csv")) {
+		if !strings.Contains(string(readme), "`"+r["source"]+"`") {
+			t.Errorf("anchors.csv source %q is not named in testdata/validation/README.md", r["source"])
+		}
+	}
+}

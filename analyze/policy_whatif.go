@@ -62,6 +62,8 @@ type WhatIfRow struct {
 	// by the measured batch limit and knee where they carry over.
 	Ceiling    *float64 `json:"ceiling"`
 	OutputTokS *float64 `json:"output_tok_s"` // at the ceiling
+	// OutputTokSInterval is OutputTokS with its calibrated interval (predicted rows).
+	OutputTokSInterval *Range `json:"output_tok_s_interval,omitempty"`
 	Basis      string   `json:"basis"`        // how the prediction was made
 }
 
@@ -287,6 +289,8 @@ func whatIf(r *Run, opt Options, change WhatIfChange) ([]WhatIfRow, curveResult,
 	if share := ceilingShare(r, baseRoof, mp, mo) * efficiency; rerr == nil && share > 0 && pred.Ceiling != nil {
 		v := share * roof.AtWorkload(ceiling, prompt, output).TotalTokS
 		pred.OutputTokS = &v
+		lo, hi := prediction.IntervalFor(change.Kinds()...).Bounds(v)
+		pred.OutputTokSInterval = &Range{Value: v, Low: lo, High: hi}
 		pred.Basis += fmt.Sprintf("; throughput = %.0f%% (the measured share of the roofline with prefill at the ceiling", share*100)
 		if efficiency != 1 {
 			pred.Basis += fmt.Sprintf(", × %.2f for %s's GPUs against %s's", efficiency, p.GPU.Vendor(), base.GPU.Vendor())

@@ -64,7 +64,7 @@ type WhatIfRow struct {
 	OutputTokS *float64 `json:"output_tok_s"` // at the ceiling
 	// OutputTokSInterval is OutputTokS with its calibrated interval (predicted rows).
 	OutputTokSInterval *Range `json:"output_tok_s_interval,omitempty"`
-	Basis      string   `json:"basis"`        // how the prediction was made
+	Basis              string `json:"basis"` // how the prediction was made
 }
 
 // WhatIfResult is the what-if of one run: the ceiling rows (measured and predicted)

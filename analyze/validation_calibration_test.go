@@ -60,6 +60,10 @@ type valScore struct {
 	// wide is true where the held-out errors were too few to calibrate q (it is
 	// then the widest of them × 1.5).
 	wide bool
+	// oldCovered says whether the interval whatif gave before issue 28 held the
+	// measurement: the span of the shares at the source level and its neighbouring
+	// levels (same lengths), around the raw prediction.
+	oldCovered bool
 }
 
 func (s valScore) logErr() float64 { return math.Log(s.pred / s.measured) }
@@ -269,6 +273,33 @@ func nearestSource(a *valDep, to *valPt) (valPt, bool) {
 	return best, !math.IsInf(cost, 1)
 }
 
+// oldSpread is the interval whatif gave before issue 28, relative to the
+// prediction from point from: the lowest and highest share of the roofline among
+// from and its neighbouring levels of a (same lengths, by concurrency) ÷ from's.
+func oldSpread(a *valDep, from valPt) (lo, hi float64) {
+	share := func(p valPt) float64 { return p.out / a.roof.AtWorkload(p.batch, p.prompt, p.output).TotalTokS }
+	var same []valPt
+	for _, p := range a.points {
+		if p.prompt == from.prompt && p.output == from.output && (p.c > 0) == (from.c > 0) {
+			same = append(same, p)
+		}
+	}
+	sort.Slice(same, func(i, j int) bool { return same[i].c < same[j].c })
+	s0 := share(from)
+	lo, hi = 1, 1
+	for i, p := range same {
+		if p.c != from.c || p.out != from.out {
+			continue
+		}
+		for _, j := range []int{i - 1, i + 1} {
+			if j >= 0 && j < len(same) {
+				lo, hi = math.Min(lo, share(same[j])/s0), math.Max(hi, share(same[j])/s0)
+			}
+		}
+	}
+	return lo, hi
+}
+
 // scoreDeployments predicts every point of every deployment from every deployment
 // of its model (itself included, for another concurrency or other lengths), and
 // gives each prediction its leave-one-deployment-out interval.
@@ -286,7 +317,9 @@ func scoreDeployments(deps []*valDep) []valScore {
 					continue
 				}
 				v := predictPoint(a, b, from, *to)
-				scores = append(scores, valScore{kind: changeKind(a, b, from, *to), from: a, to: b, c: to.c, measured: to.out, pred: v, raw: v})
+				lo, hi := oldSpread(a, from)
+				scores = append(scores, valScore{kind: changeKind(a, b, from, *to), from: a, to: b, c: to.c, measured: to.out, pred: v, raw: v,
+					oldCovered: v*lo <= to.out*(1+1e-9) && to.out <= v*hi*(1+1e-9)})
 			}
 		}
 	}
@@ -346,10 +379,11 @@ func goalMedian(k prediction.ChangeKind) float64 {
 // writeCalibratedScores writes sections 2 and 3 and returns the table whatif uses.
 func writeCalibratedScores(doc *strings.Builder, scores []valScore) []prediction.Calibration {
 	type agg struct {
-		abs           []float64
-		errs          []prediction.HeldOutError
-		covered, wide int
-		targets       map[*valDep]bool
+		abs                       []float64
+		rawAbs                    []float64 // without the vendor factor
+		errs                      []prediction.HeldOutError
+		covered, wide, oldCovered int
+		targets                   map[*valDep]bool
 	}
 	kinds := map[prediction.ChangeKind]*agg{}
 	type pairKey struct {
@@ -359,6 +393,7 @@ func writeCalibratedScores(doc *strings.Builder, scores []valScore) []prediction
 	perTarget := map[pairKey]*agg{}
 	add := func(g *agg, s valScore) {
 		g.abs = append(g.abs, math.Abs(s.pred-s.measured)/s.measured*100)
+		g.rawAbs = append(g.rawAbs, math.Abs(s.raw-s.measured)/s.measured*100)
 		g.errs = append(g.errs, s.heldOut())
 		g.targets[s.to] = true
 		if s.covered() {
@@ -366,6 +401,9 @@ func writeCalibratedScores(doc *strings.Builder, scores []valScore) []prediction
 		}
 		if s.wide {
 			g.wide++
+		}
+		if s.oldCovered {
+			g.oldCovered++
 		}
 	}
 	for _, s := range scores {
@@ -382,14 +420,14 @@ func writeCalibratedScores(doc *strings.Builder, scores []valScore) []prediction
 	var table []prediction.Calibration
 	doc.WriteString("## 2. What-ifs scored, by kind of change\n\n")
 	doc.WriteString("Every measured point is predicted from every other measured deployment of its model (and from the nearest other point of its own deployment, for another concurrency or other lengths). A prediction is labelled by the widest change it crosses: another GPU; else another precision or shape (weights, KV or parallelism) on the same GPU; else another engine or engine setup (same GPU, precision and shape, another source or engine); else other request lengths; else another concurrency. Error = (predicted − measured) ÷ measured.\n\n")
-	doc.WriteString("**Held-out coverage** is leave-one-deployment-out: the interval of a prediction from deployment A to deployment B is the split-conformal 80% quantile of the absolute log errors of its kind among predictions that involve neither A nor B, so no scored point's interval was sized with its own deployment's errors (or its source's). Coverage is shown per point and with each target deployment weighing one (the mean of its deployments' coverages); a goal of coverage is met only where both reach 80%. The interval whatif uses at run time (last columns; `prediction/calibration_table.go`) is calibrated on every error of the kind.\n\n")
-	doc.WriteString("| change | predictions | target deployments | median abs. error | worst abs. error | held-out coverage (nominal 80%) | held-out coverage, each deployment weighing one | held-out intervals too thin to calibrate | run-time interval | calibrated from | goal | verdict |\n|---|---:|---:|---:|---:|---:|---:|---:|---|---|---|---|\n")
+	doc.WriteString("**Held-out coverage** is leave-one-deployment-out: the interval of a prediction from deployment A to deployment B is the split-conformal 80% quantile of the absolute log errors of its kind among predictions that involve neither A nor B, so no scored point's interval was sized with its own deployment's errors (or its source's). The interval before issue 28 (the span of the shares at the source level and its neighbouring levels, around the prediction without the vendor factor) is scored on the same predictions for comparison. Coverage is shown per point and with each target deployment weighing one (the mean of its deployments' coverages); a goal of coverage is met only where both reach 80%. The interval whatif uses at run time (last columns; `prediction/calibration_table.go`) is calibrated on every error of the kind.\n\n")
+	doc.WriteString("| change | predictions | target deployments | median abs. error | worst abs. error | median abs. error without the vendor factor | held-out coverage (nominal 80%) | held-out coverage, each deployment weighing one | held-out intervals too thin to calibrate | coverage of the interval before issue 28 | run-time interval | calibrated from | goal | verdict |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|---|\n")
 	for _, k := range prediction.ChangeKinds() {
 		g := kinds[k]
 		if g == nil {
 			c := prediction.IntervalFor(k)
 			lo, hi := c.Bounds(1)
-			fmt.Fprintf(doc, "| %s | 0 | 0 | — | — | — | — | — | ×%.2f–×%.2f | no public pair: a factor of 3 either way | coverage ≥ 80%% | NOT met: no data |\n", k.Describe(), lo, hi)
+			fmt.Fprintf(doc, "| %s | 0 | 0 | — | — | — | — | — | — | — | ×%.2f–×%.2f | no public pair: a factor of 3 either way | coverage ≥ 80%% | NOT met: no data |\n", k.Describe(), lo, hi)
 			continue
 		}
 		cal := prediction.Conformal(k, g.errs, prediction.NominalCoverage)
@@ -414,8 +452,8 @@ func writeCalibratedScores(doc *strings.Builder, scores []valScore) []prediction
 			goal = fmt.Sprintf("median ≤ %.0f%%, coverage ≥ 80%%", m)
 			verdict = fmt.Sprintf("median %s, coverage %s", verdictOf(med <= m), verdictOf(cov >= 80))
 		}
-		fmt.Fprintf(doc, "| %s | %d | %d | %.0f%% | %.0f%% | %s | %.0f%% | %d | ×%.2f–×%.2f | %s | %s | %s |\n", k.Describe(), len(g.abs), len(g.targets), med, maxOf(g.abs),
-			pctOf(g.covered, len(g.abs)), depCov, g.wide, lo, hi, from, goal, verdict)
+		fmt.Fprintf(doc, "| %s | %d | %d | %.0f%% | %.0f%% | %.0f%% | %s | %.0f%% | %d | %s | ×%.2f–×%.2f | %s | %s | %s |\n", k.Describe(), len(g.abs), len(g.targets), med, maxOf(g.abs),
+			valMedian(g.rawAbs), pctOf(g.covered, len(g.abs)), depCov, g.wide, pctOf(g.oldCovered, len(g.abs)), lo, hi, from, goal, verdict)
 	}
 	doc.WriteString("\n## 3. By kind of change and target deployment\n\n")
 	doc.WriteString("| change | target deployment | predictions | median abs. error | worst abs. error | held-out coverage |\n|---|---|---:|---:|---:|---:|\n")

@@ -176,7 +176,7 @@ func PredictCurve(m CurveModel) []LevelPrediction {
 		lp.OutputTokS = &Range{Value: v, Low: lo * ciLo, High: hi * ciHi}
 		if !math.IsNaN(userShares[i]) {
 			u := userShares[i] * m.Efficiency * roof.PerUserTokS
-			ulo, uhi := m.Interval.Bounds(u)
+			ulo, uhi := m.Interval.User().Bounds(u)
 			lp.PerUserTokS = &Range{Value: u, Low: ulo, High: uhi}
 			if p.TPOT != nil && p.PerUserTokS > 0 {
 				t := *p.TPOT * p.PerUserTokS

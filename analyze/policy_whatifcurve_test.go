@@ -87,6 +87,13 @@ func TestPredictCurveCalibratedInterval(t *testing.T) {
 		if l.OutputTokS.Low != lo || l.OutputTokS.High != hi {
 			t.Errorf("%s: interval %+v, want [%g, %g]", kind, l.OutputTokS, lo, hi)
 		}
+		if cal.PerUser == nil {
+			t.Fatalf("%s: no per-user calibration", kind)
+		}
+		ulo, uhi := cal.PerUser.Bounds(l.PerUserTokS.Value)
+		if l.PerUserTokS.Low != ulo || l.PerUserTokS.High != uhi {
+			t.Errorf("%s: per-user interval %+v, want its own calibration's [%g, %g]", kind, l.PerUserTokS, ulo, uhi)
+		}
 	}
 	for _, c := range []struct {
 		change WhatIfChange

@@ -46,6 +46,7 @@ type valPt struct {
 	c, batch       float64
 	prompt, output float64
 	out            float64 // output tok/s of the whole deployment
+	user           float64 // per-user output tok/s; 0 where not published
 }
 
 // valScore is one point predicted from another deployment (or another point of its own).
@@ -57,6 +58,7 @@ type valScore struct {
 	// raw is the prediction before the vendor offsets (pred is after them).
 	raw float64
 	q   float64 // the leave-one-deployment-out half-width (log)
+	uq  float64 // the same for the per-user speed
 	// wide is true where the held-out errors were too few to calibrate q (it is
 	// then the widest of them × 1.5).
 	wide bool
@@ -64,11 +66,18 @@ type valScore struct {
 	// measurement: the span of the shares at the source level and its neighbouring
 	// levels (same lengths), around the raw prediction.
 	oldCovered bool
+	// userMeasured and userPred are the per-user speed, measured and predicted
+	// (0: not published, not scored); its interval is the throughput's.
+	userMeasured, userPred float64
 }
 
 func (s valScore) logErr() float64 { return math.Log(s.pred / s.measured) }
 func (s valScore) heldOut() prediction.HeldOutError {
 	return prediction.HeldOutError{AbsLog: math.Abs(s.logErr()), Deployment: s.to.id}
+}
+func (s valScore) hasUser() bool { return s.userMeasured > 0 && s.userPred > 0 }
+func (s valScore) userHeldOut() prediction.HeldOutError {
+	return prediction.HeldOutError{AbsLog: math.Abs(math.Log(s.userPred / s.userMeasured)), Deployment: s.to.id}
 }
 func (s valScore) covered() bool { return math.Abs(s.logErr()) <= s.q*(1+1e-12) }
 
@@ -101,7 +110,7 @@ func loadValidationDeployments(t *testing.T, curves []*valCurve) []*valDep {
 		}
 		for _, p := range cv.points {
 			if p.Valid {
-				d.points = append(d.points, valPt{c: p.Concurrency, batch: p.Batch, prompt: cv.prompt, output: cv.output, out: p.OutputTokS})
+				d.points = append(d.points, valPt{c: p.Concurrency, batch: p.Batch, prompt: cv.prompt, output: cv.output, out: p.OutputTokS, user: p.PerUserTokS})
 			}
 		}
 		deps = append(deps, d)
@@ -142,6 +151,9 @@ func loadValidationDeployments(t *testing.T, curves []*valCurve) []*valDep {
 			p.out = atof(t, v) * gpus
 		} else {
 			p.out = atof(t, r["total_tok_s_per_gpu"]) * gpus * p.output / (p.prompt + p.output)
+		}
+		if v := r["tok_s_per_user"]; v != "" {
+			p.user = atof(t, v)
 		}
 		if v := r["concurrency"]; v != "" {
 			p.c = atof(t, v)
@@ -226,9 +238,10 @@ func changeKind(a, b *valDep, from, to valPt) prediction.ChangeKind {
 // predictPoint predicts b's point to from a's point from, as whatif does: from's
 // share of its roofline with prefill times b's roofline at to's lengths, at the
 // batch from ran scaled to to's concurrency (the modelled maximum batch where to
-// publishes none), capped by what b's KV cache holds.
-func predictPoint(a, b *valDep, from, to valPt) float64 {
-	share := from.out / a.roof.AtWorkload(from.batch, from.prompt, from.output).TotalTokS
+// publishes none), capped by what b's KV cache holds. user is the per-user speed
+// predicted the same way (0 where from has none).
+func predictPoint(a, b *valDep, from, to valPt) (out, user float64) {
+	src := a.roof.AtWorkload(from.batch, from.prompt, from.output)
 	batch := to.batch // modelled, for a point without a published concurrency
 	switch {
 	case to.c > 0 && from.c > 0:
@@ -239,7 +252,8 @@ func predictPoint(a, b *valDep, from, to valPt) float64 {
 	if holds := b.plan.Concurrency(to.prompt + to.output/2); holds > 0 && batch > holds {
 		batch = holds
 	}
-	return share * b.roof.AtWorkload(batch, to.prompt, to.output).TotalTokS
+	dst := b.roof.AtWorkload(batch, to.prompt, to.output)
+	return from.out / src.TotalTokS * dst.TotalTokS, from.user / src.PerUserTokS * dst.PerUserTokS
 }
 
 // maxConcurrencyRatio is how far apart two published concurrencies may be for one
@@ -316,10 +330,10 @@ func scoreDeployments(deps []*valDep) []valScore {
 				if !ok {
 					continue
 				}
-				v := predictPoint(a, b, from, *to)
+				v, u := predictPoint(a, b, from, *to)
 				lo, hi := oldSpread(a, from)
 				scores = append(scores, valScore{kind: changeKind(a, b, from, *to), from: a, to: b, c: to.c, measured: to.out, pred: v, raw: v,
-					oldCovered: v*lo <= to.out*(1+1e-9) && to.out <= v*hi*(1+1e-9)})
+					oldCovered: v*lo <= to.out*(1+1e-9) && to.out <= v*hi*(1+1e-9), userMeasured: to.user, userPred: u})
 			}
 		}
 	}
@@ -338,6 +352,7 @@ func scoreDeployments(deps []*valDep) []valScore {
 			shifts[k] = d
 		}
 		s.pred = s.raw * math.Exp(-d)
+		s.userPred *= math.Exp(-d)
 	}
 	// Leave one deployment out: the interval of a prediction a → b is calibrated on
 	// the errors of its kind between deployments other than a and b.
@@ -351,16 +366,21 @@ func scoreDeployments(deps []*valDep) []valScore {
 		k := key{s.kind, s.from, s.to}
 		cal, ok := cache[k]
 		if !ok {
-			var errs []prediction.HeldOutError
+			var errs, users []prediction.HeldOutError
 			for _, o := range scores {
 				if o.kind == s.kind && o.from != s.from && o.from != s.to && o.to != s.from && o.to != s.to {
 					errs = append(errs, o.heldOut())
+					if o.hasUser() {
+						users = append(users, o.userHeldOut())
+					}
 				}
 			}
 			cal = prediction.Conformal(s.kind, errs, prediction.NominalCoverage)
+			u := prediction.Conformal(s.kind, users, prediction.NominalCoverage)
+			cal.PerUser = &u
 			cache[k] = cal
 		}
-		s.q, s.wide = cal.LogHalfWidth, !cal.Calibrated
+		s.q, s.wide, s.uq = cal.LogHalfWidth, !cal.Calibrated, cal.User().LogHalfWidth
 	}
 	return scores
 }
@@ -381,6 +401,9 @@ func writeCalibratedScores(doc *strings.Builder, scores []valScore) []prediction
 	type agg struct {
 		abs                       []float64
 		rawAbs                    []float64 // without the vendor factor
+		userAbs                   []float64
+		userErrs                  []prediction.HeldOutError
+		userCovered               int
 		errs                      []prediction.HeldOutError
 		covered, wide, oldCovered int
 		targets                   map[*valDep]bool
@@ -394,6 +417,13 @@ func writeCalibratedScores(doc *strings.Builder, scores []valScore) []prediction
 	add := func(g *agg, s valScore) {
 		g.abs = append(g.abs, math.Abs(s.pred-s.measured)/s.measured*100)
 		g.rawAbs = append(g.rawAbs, math.Abs(s.raw-s.measured)/s.measured*100)
+		if s.hasUser() {
+			g.userAbs = append(g.userAbs, math.Abs(s.userPred-s.userMeasured)/s.userMeasured*100)
+			g.userErrs = append(g.userErrs, s.userHeldOut())
+			if math.Abs(math.Log(s.userPred/s.userMeasured)) <= s.uq*(1+1e-12) {
+				g.userCovered++
+			}
+		}
 		g.errs = append(g.errs, s.heldOut())
 		g.targets[s.to] = true
 		if s.covered() {
@@ -418,19 +448,24 @@ func writeCalibratedScores(doc *strings.Builder, scores []valScore) []prediction
 		add(perTarget[pk], s)
 	}
 	var table []prediction.Calibration
+	var missed []string
 	doc.WriteString("## 2. What-ifs scored, by kind of change\n\n")
 	doc.WriteString("Every measured point is predicted from every other measured deployment of its model (and from the nearest other point of its own deployment, for another concurrency or other lengths). A prediction is labelled by the widest change it crosses: another GPU; else another precision or shape (weights, KV or parallelism) on the same GPU; else another engine or engine setup (same GPU, precision and shape, another source or engine); else other request lengths; else another concurrency. Error = (predicted − measured) ÷ measured.\n\n")
 	doc.WriteString("**Held-out coverage** is leave-one-deployment-out: the interval of a prediction from deployment A to deployment B is the split-conformal 80% quantile of the absolute log errors of its kind among predictions that involve neither A nor B, so no scored point's interval was sized with its own deployment's errors (or its source's). The interval before issue 28 (the span of the shares at the source level and its neighbouring levels, around the prediction without the vendor factor) is scored on the same predictions for comparison. Coverage is shown per point and with each target deployment weighing one (the mean of its deployments' coverages); a goal of coverage is met only where both reach 80%. The interval whatif uses at run time (last columns; `prediction/calibration_table.go`) is calibrated on every error of the kind.\n\n")
-	doc.WriteString("| change | predictions | target deployments | median abs. error | worst abs. error | median abs. error without the vendor factor | held-out coverage (nominal 80%) | held-out coverage, each deployment weighing one | held-out intervals too thin to calibrate | coverage of the interval before issue 28 | run-time interval | calibrated from | goal | verdict |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|---|\n")
+	doc.WriteString("| change | predictions | target deployments | median abs. error | worst abs. error | median abs. error without the vendor factor | held-out coverage (nominal 80%) | held-out coverage, each deployment weighing one | held-out intervals too thin to calibrate | coverage of the interval before issue 28 | per-user speed: median abs. error, held-out coverage of its own interval | run-time interval | calibrated from | goal | verdict |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|---|\n")
 	for _, k := range prediction.ChangeKinds() {
 		g := kinds[k]
 		if g == nil {
 			c := prediction.IntervalFor(k)
 			lo, hi := c.Bounds(1)
-			fmt.Fprintf(doc, "| %s | 0 | 0 | — | — | — | — | — | — | — | ×%.2f–×%.2f | no public pair: a factor of 3 either way | coverage ≥ 80%% | NOT met: no data |\n", k.Describe(), lo, hi)
+			fmt.Fprintf(doc, "| %s | 0 | 0 | — | — | — | — | — | — | — | — | ×%.2f–×%.2f | no public pair: a factor of 3 either way | coverage ≥ 80%% | NOT met: no data |\n", k.Describe(), lo, hi)
 			continue
 		}
 		cal := prediction.Conformal(k, g.errs, prediction.NominalCoverage)
+		if len(g.userErrs) > 0 {
+			u := prediction.Conformal(k, g.userErrs, prediction.NominalCoverage)
+			cal.PerUser = &u
+		}
 		table = append(table, cal)
 		lo, hi := cal.Bounds(1)
 		from := fmt.Sprintf("%d errors, %d deployments", cal.Errors, cal.Deployments)
@@ -452,9 +487,28 @@ func writeCalibratedScores(doc *strings.Builder, scores []valScore) []prediction
 			goal = fmt.Sprintf("median ≤ %.0f%%, coverage ≥ 80%%", m)
 			verdict = fmt.Sprintf("median %s, coverage %s", verdictOf(med <= m), verdictOf(cov >= 80))
 		}
-		fmt.Fprintf(doc, "| %s | %d | %d | %.0f%% | %.0f%% | %.0f%% | %s | %.0f%% | %d | %s | ×%.2f–×%.2f | %s | %s | %s |\n", k.Describe(), len(g.abs), len(g.targets), med, maxOf(g.abs),
-			valMedian(g.rawAbs), pctOf(g.covered, len(g.abs)), depCov, g.wide, pctOf(g.oldCovered, len(g.abs)), lo, hi, from, goal, verdict)
+		user := "—"
+		if len(g.userAbs) > 0 {
+			ulo, uhi := cal.User().Bounds(1)
+			user = fmt.Sprintf("%.0f%%, %s; run time ×%.2f–×%.2f", valMedian(g.userAbs), pctOf(g.userCovered, len(g.userAbs)), ulo, uhi)
+		}
+		if m := goalMedian(k); m > 0 && med > m {
+			missed = append(missed, fmt.Sprintf("%s: median absolute error %.0f%%, goal ≤ %.0f%%", k.Describe(), med, m))
+		}
+		if cov < 80 {
+			missed = append(missed, fmt.Sprintf("%s: held-out coverage %.0f%% (the lower of per point and per deployment), goal ≥ 80%%", k.Describe(), cov))
+		}
+		if n := len(g.userAbs); n > 0 && float64(g.userCovered)/float64(n) < 0.8 {
+			missed = append(missed, fmt.Sprintf("%s: per-user speed's held-out coverage %.0f%%, goal ≥ 80%%", k.Describe(), float64(g.userCovered)/float64(n)*100))
+		}
+		fmt.Fprintf(doc, "| %s | %d | %d | %.0f%% | %.0f%% | %.0f%% | %s | %.0f%% | %d | %s | %s | ×%.2f–×%.2f | %s | %s | %s |\n", k.Describe(), len(g.abs), len(g.targets), med, maxOf(g.abs),
+			valMedian(g.rawAbs), pctOf(g.covered, len(g.abs)), depCov, g.wide, pctOf(g.oldCovered, len(g.abs)), user, lo, hi, from, goal, verdict)
 	}
+	doc.WriteString("\nGoals missed, plainly:\n\n")
+	for _, m := range missed {
+		fmt.Fprintf(doc, "- %s\n", m)
+	}
+	doc.WriteString("- another engine: no public pair measures one GPU, precision and shape on two engines at comparable concurrencies; its interval is an uncalibrated factor of 3\n")
 	doc.WriteString("\n## 3. By kind of change and target deployment\n\n")
 	doc.WriteString("| change | target deployment | predictions | median abs. error | worst abs. error | held-out coverage |\n|---|---|---:|---:|---:|---:|\n")
 	var keys []pairKey
@@ -511,8 +565,13 @@ func checkCalibrationTable(table []prediction.Calibration, vendors map[string]fl
 	b.WriteString("// calibrationTable is the interval of each kind of change, calibrated on every\n// held-out error of analyze/testdata/validation (docs/validation.md).\n")
 	b.WriteString("func calibrationTable() []Calibration {\n\treturn []Calibration{\n")
 	for _, c := range table {
-		fmt.Fprintf(&b, "\t\t{Kind: %q, Nominal: %g, Errors: %d, Deployments: %d, LogHalfWidth: %s, Calibrated: %t},\n",
-			string(c.Kind), c.Nominal, c.Errors, c.Deployments, strconv.FormatFloat(c.LogHalfWidth, 'g', 6, 64), c.Calibrated)
+		user := ""
+		if u := c.PerUser; u != nil {
+			user = fmt.Sprintf(", PerUser: &Calibration{Kind: %q, Nominal: %g, Errors: %d, Deployments: %d, LogHalfWidth: %s, Calibrated: %t}",
+				string(u.Kind), u.Nominal, u.Errors, u.Deployments, strconv.FormatFloat(u.LogHalfWidth, 'g', 6, 64), u.Calibrated)
+		}
+		fmt.Fprintf(&b, "\t\t{Kind: %q, Nominal: %g, Errors: %d, Deployments: %d, LogHalfWidth: %s, Calibrated: %t%s},\n",
+			string(c.Kind), c.Nominal, c.Errors, c.Deployments, strconv.FormatFloat(c.LogHalfWidth, 'g', 6, 64), c.Calibrated, user)
 	}
 	b.WriteString("\t}\n}\n\n")
 	b.WriteString("// vendorOffsetTable is the log offset of the share of the roofline each vendor's\n// GPUs reach, fitted on every held-out error that crosses vendors (docs/predictions.md).\n")

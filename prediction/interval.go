@@ -80,6 +80,17 @@ type Calibration struct {
 	// Calibrated is false where the kind had fewer than MinCalibrationErrors held-out
 	// errors: the interval is then the widest error seen × UncalibratedWidening.
 	Calibrated bool `json:"calibrated"`
+	// PerUser is the interval of the per-user speed (and so TPOT), calibrated the
+	// same way on the per-user errors; nil where none was (the throughput's then).
+	PerUser *Calibration `json:"per_user,omitempty"`
+}
+
+// User is the calibration of the per-user speed: PerUser, else c itself.
+func (c Calibration) User() Calibration {
+	if c.PerUser != nil {
+		return *c.PerUser
+	}
+	return c
 }
 
 // Bounds is the interval around v.

@@ -18,7 +18,7 @@ func TestWhatIf(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	for _, want := range []string{"PREDICTED", "measured", "--to-kv-dtype fp8, --to-prompt-tokens 8000", "basis: ", "Every level at the same concurrency", "intervals: "} {
+	for _, want := range []string{"PREDICTED", "measured", "--to-kv-dtype fp8, --to-prompt-tokens 8000", "basis: ", "Every level at the same concurrency: measured beside PREDICTED (80% interval)", "intervals: "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("whatif output lacks %q:\n%s", want, out)
 		}

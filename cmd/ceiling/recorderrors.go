@@ -10,6 +10,7 @@ import (
 // flags, and the user reads the same message either way.
 func recordFlagNames() map[string]string {
 	return map[string]string{
+		"Options.Analyzer":           "the search's analyzer (ceiling sets it: report this error as a bug)",
 		"Options.Auto":               "--concurrency auto",
 		"Options.BeyondKV":           "--beyond-kv",
 		"Options.Concurrency":        "--concurrency",

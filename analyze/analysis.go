@@ -244,6 +244,11 @@ type Capacity struct {
 	// the reserve moves it by more than a tenth (null otherwise): the modelled
 	// capacity then rests on an assumption, named in it.
 	KVBudgetRange *capacity.ReserveRange `json:"kv_budget_range,omitempty"`
+	// PrefixSharing is how the prompts' shared prefixes count in the KV ceiling
+	// (policy_prefixdemand.go): when credited, ConcurrencyAtMeanRequest and
+	// ConcurrencyAtP99Request hold each shared prefix once per cache. Absent when
+	// the prompts share nothing.
+	PrefixSharing *PrefixSharing `json:"prefix_sharing,omitempty"`
 }
 
 // Budget is the memory of one GPU, split the way the capacity model spends it: the

@@ -171,3 +171,26 @@ func TestContextFlags(t *testing.T) {
 		t.Errorf("ContextFlags() = %q, want %q", got, want)
 	}
 }
+
+// TestPrefixSharing: the engines that hold a shared prefix once say so with their
+// cache's unit; llama.cpp, whose slots each keep their own copy, does not.
+func TestPrefixSharing(t *testing.T) {
+	for _, tc := range []struct {
+		name  Name
+		block int // 0: no cross-request sharing credited
+	}{
+		{VLLM, 16}, {SGLang, 1}, {LlamaCpp, 0},
+	} {
+		e, ok := Of(tc.name)
+		if !ok {
+			t.Fatalf("%s: unknown", tc.name)
+		}
+		got := 0
+		if e.Prefix != nil {
+			got = e.Prefix.BlockTokens
+		}
+		if got != tc.block {
+			t.Errorf("%s: prefix block %d, want %d", tc.name, got, tc.block)
+		}
+	}
+}

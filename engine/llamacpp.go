@@ -9,7 +9,9 @@ package engine
 // to find free space in the KV cache" logged on the way; "request (N tokens)
 // exceeds the available context size (M tokens)" and "input (N tokens) is larger
 // than the max context size" (error type exceed_context_size_error) for a request
-// longer than its slot.
+// longer than its slot. It shares no prefix across requests: a slot reuses only
+// its own previous prompt (cache_prompt), so every slot holds its own copy of a
+// prefix the requests share (Prefix nil).
 func llamaCpp() Engine {
 	return Engine{
 		Name:         LlamaCpp,

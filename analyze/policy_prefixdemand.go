@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/ceiling-llm/ceiling/capacity"
 	"github.com/ceiling-llm/ceiling/engine"
 	"github.com/ceiling-llm/ceiling/trace"
 )
@@ -125,20 +126,14 @@ func creditPrefix(ps PrefixSharing, kind engine.Name, blockSize *int64) *PrefixS
 	return &ps
 }
 
-// shareConcurrency is the concurrency a cache holds when each request's counted
-// prefix tokens are held once per prefix: at(tokens) is the concurrency at a
-// request of tokens, perCache the tokens one cache holds.
+// shareConcurrency is the concurrency a cache of perCache tokens holds at
+// requests of tokens with ps's prefixes held once (capacity.SharedConcurrency).
 func shareConcurrency(ps *PrefixSharing, at func(float64) float64, tokens float64, perCache int64) (float64, bool) {
-	if ps == nil || !ps.Credited || perCache <= 0 || tokens <= ps.CountedTokens {
+	if ps == nil || !ps.Credited {
 		return 0, false
 	}
-	held := float64(ps.Prefixes) * ps.CountedTokens / float64(perCache)
-	if held >= 1 {
-		return 0, false
-	}
-	v := at(tokens-ps.CountedTokens) * (1 - held)
-	// Fewer requests than prefixes share nothing: never below the unshared figure.
-	return math.Max(v, at(tokens)), !math.IsNaN(v) && !math.IsInf(v, 0)
+	return capacity.SharedConcurrency(at, float64(perCache), tokens,
+		capacity.SharedPrefix{Tokens: ps.CountedTokens, Prefixes: ps.Prefixes, BlockTokens: ps.BlockTokens})
 }
 
 // applyPrefixSharing puts the shared prefixes into c's concurrency at the mean and

@@ -156,6 +156,9 @@ type Level struct {
 	// Server is what the server's own /metrics said inside the window (see
 	// stats_servercounters.go); null without a metrics sidecar or a scrape in the window.
 	Server *ServerCounters `json:"server"`
+	// PrefixHit is the level's achieved prefix-cache hit rate against the run's
+	// target (record --prefix-hit-rate; policy_prefixhit.go); absent without one.
+	PrefixHit *PrefixHitCheck `json:"prefix_hit,omitempty"`
 	// GPU is the GPUs' power and energy inside the window (see policy_energy.go); null
 	// without GPU telemetry (record --gpu-metrics-url).
 	GPU *GPUTelemetry `json:"gpu"`

@@ -169,6 +169,7 @@ func analyzeSource(ctx context.Context, src *source, opt Options) (runs []Run, e
 			snaps = snapshots(counters)
 			r.Warnings = append(r.Warnings, refusedDeclared(snaps)...)
 			attachServerCounters(r, snaps)
+			r.Warnings = append(r.Warnings, checkPrefixHits(r, src.meta.Plan, src.meta.Levels)...)
 			attachGPU(r, runGPUSamples(sidecars, id))
 			energyDecision(r, opt)
 		}

@@ -64,10 +64,14 @@ type Options struct {
 	Turns            int           // turns per conversation (0 or 1 = single requests)
 	ThinkTime        time.Duration // pause between a conversation's turns
 	Prefixes         int           // distinct shared prefixes (with SharedPrefixTokens)
-	PrefixMix        []float64     // how often each prefix is used (nil = equally)
-	Burstiness       float64       // gamma shape of open-loop inter-arrival times (0 or 1 = Poisson)
-	Replay           string        // JSONL trace to replay at its timestamps
-	ReplaySpeeds     []float64     // one level per time scale of the replay (default 1)
+	// PrefixHitRate is a target share of prompt tokens served from the server's
+	// prefix cache: it sizes the shared prefix, and each level is preceded by a
+	// cache flush and a priming of the prefix groups (prefixhit.go).
+	PrefixHitRate float64
+	PrefixMix     []float64 // how often each prefix is used (nil = equally)
+	Burstiness    float64   // gamma shape of open-loop inter-arrival times (0 or 1 = Poisson)
+	Replay        string    // JSONL trace to replay at its timestamps
+	ReplaySpeeds  []float64 // one level per time scale of the replay (default 1)
 
 	MetricsURL     string // "" = the server's /metrics when it answers; "off" = none
 	ScrapeInterval time.Duration
@@ -330,7 +334,7 @@ func (o *Options) plan() trace.Plan {
 		PromptTokens:       o.PromptTokens,
 		OutputTokens:       o.OutputTokens,
 		Dataset:            o.Dataset,
-		SharedPrefixTokens: o.SharedPrefixTokens,
+		SharedPrefixTokens: o.sharedPrefix(),
 		IgnoreEOS:          o.IgnoreEOS,
 		TimeoutS:           o.Timeout.Seconds(),
 		RequestTimeoutS:    o.RequestTimeout.Seconds(),

@@ -198,9 +198,13 @@ type Plan struct {
 	ThinkTimeS       float64   `json:"think_time_s,omitempty"`
 	Prefixes         int       `json:"prefixes,omitempty"`
 	PrefixMix        []float64 `json:"prefix_mix,omitempty"`
-	Burstiness       float64   `json:"burstiness,omitempty"` // gamma shape; absent = 1 (Poisson)
-	Replay           string    `json:"replay,omitempty"`     // the replayed trace's file name
-	ReplaySpeeds     []float64 `json:"replay_speeds,omitempty"`
+	// PrefixHitRate is the target share of prompt tokens served from the prefix
+	// cache (--prefix-hit-rate): SharedPrefixTokens was sized for it, and each
+	// level was preceded by a cache flush and a priming of the prefix groups.
+	PrefixHitRate float64   `json:"prefix_hit_rate,omitempty"`
+	Burstiness    float64   `json:"burstiness,omitempty"` // gamma shape; absent = 1 (Poisson)
+	Replay        string    `json:"replay,omitempty"`     // the replayed trace's file name
+	ReplaySpeeds  []float64 `json:"replay_speeds,omitempty"`
 	// Search is the --concurrency auto (or --rate auto) search's settings; absent
 	// for a fixed list of levels and in traces recorded before the search.
 	Search *SearchPlan `json:"search,omitempty"`
@@ -359,6 +363,9 @@ type LevelInfo struct {
 	Ended    time.Time `json:"ended"`
 	Requests int       `json:"requests"`
 	Errors   int       `json:"errors"`
+	// PrefixCache says how the prefix cache was prepared before the level
+	// (--prefix-hit-rate): flushed or why not, and the prefix groups primed.
+	PrefixCache string `json:"prefix_cache,omitempty"`
 	// Rows is the number of rows of the level sealed (warm-up included): a level is
 	// listed only once all of them are, and --resume re-runs one whose rows are
 	// missing. 0 in traces written before it was added.

@@ -168,3 +168,69 @@ func TestLlamaCppNoCrossRequestPrefixCredit(t *testing.T) {
 	}
 	t.Logf("llama.cpp: %s", ps.Text)
 }
+
+// hitSweep records levels with --prefix-hit-rate target against eng and
+// analyzes the trace; it returns the run and the record's progress.
+func hitSweep(t *testing.T, eng *enginetest.Server, target string) (analyze.Run, string) {
+	t.Helper()
+	trace := filepath.Join(t.TempDir(), "hit.parquet")
+	code, _, progress := runCLI("record", "--url", eng.URL(), "--concurrency", "2,4,8", "--requests-per-level", "24",
+		"--prompt-tokens", "1000", "--output-tokens", "20", "--ignore-eos", "--prefix-hit-rate", target,
+		"--scrape-interval", "20ms", "-o", trace)
+	if code != exitOK {
+		t.Fatalf("record: exit %d\n%s", code, progress)
+	}
+	var a analyze.Analysis
+	if err := json.Unmarshal([]byte(ceiling(t, "analyze", trace, "--format", "json")), &a); err != nil {
+		t.Fatal(err)
+	}
+	return a.Runs[0], progress
+}
+
+// TestPrefixHitRateTarget is issue 30's controlled prefix-hit workload: record
+// --prefix-hit-rate 0.8 flushes the cache and primes the prefix group before each
+// level, and every level reaches the target, validated from the server's own
+// figures (vLLM's prefix-cache counters, SGLang's cached_tokens); an engine
+// without a prefix cache misses it and each level is flagged.
+func TestPrefixHitRateTarget(t *testing.T) {
+	if testing.Short() {
+		t.Skip("records against step schedulers")
+	}
+	for _, tc := range []struct {
+		sched         string
+		caching       bool
+		source, flush string
+		missed        bool
+	}{
+		{enginetest.SchedulerVLLM, true, "server counters", "cache flushed (POST /reset_prefix_cache 200", false},
+		{enginetest.SchedulerSGLang, true, "usage cached_tokens", "cache flushed (POST /flush_cache 200)", false},
+		{enginetest.SchedulerVLLM, false, "usage cached_tokens", "cache not flushed: POST /reset_prefix_cache answered HTTP 404", true},
+	} {
+		t.Run(fmt.Sprintf("%s caching=%v", tc.sched, tc.caching), func(t *testing.T) {
+			eng := enginetest.New(enginetest.Config{Model: "m", Scheduler: tc.sched, KVTokens: 1 << 16, PrefixCaching: tc.caching,
+				StepTime: 500 * time.Microsecond, TokenTime: 2 * time.Microsecond})
+			defer eng.Close()
+			r, progress := hitSweep(t, eng, "0.8")
+			if !strings.Contains(progress, tc.flush) {
+				t.Errorf("progress does not say %q:\n%s", tc.flush, progress)
+			}
+			warned := strings.Join(r.Warnings, "\n")
+			for _, l := range r.Levels {
+				h := l.PrefixHit
+				if h == nil || h.Achieved == nil {
+					t.Fatalf("c=%d: no achieved hit rate: %+v", l.Concurrency, h)
+				}
+				t.Logf("c=%d: target %.2f, achieved %.3f (%s); %s", l.Concurrency, h.Target, *h.Achieved, h.Source, h.Prepared)
+				if h.Source != tc.source || h.Missed != tc.missed || !strings.Contains(h.Prepared, "1 prefix group primed") {
+					t.Errorf("c=%d: %+v; want source %q, missed %v, the priming named", l.Concurrency, h, tc.source, tc.missed)
+				}
+				if !tc.missed && math.Abs(*h.Achieved-0.8) > 0.02 {
+					t.Errorf("c=%d: achieved %.3f, want 0.8 within 2 points", l.Concurrency, *h.Achieved)
+				}
+				if flagged := strings.Contains(warned, fmt.Sprintf("(concurrency %d): prefix-cache hit rate", l.Concurrency)); flagged != tc.missed {
+					t.Errorf("c=%d: flagged in the warnings %v, want %v:\n%s", l.Concurrency, flagged, tc.missed, warned)
+				}
+			}
+		})
+	}
+}

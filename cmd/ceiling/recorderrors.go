@@ -44,6 +44,7 @@ func recordFlagNames() map[string]string {
 		"Options.DatasetMaxTokens":   "--dataset-max-tokens",
 		"Options.PrefixMix":          "--prefix-mix",
 		"Options.Prefixes":           "--prefixes",
+		"Options.PrefixHitRate":      "--prefix-hit-rate",
 		"Options.ReplaySpeeds":       "--replay-speed",
 		"Options.ThinkTime":          "--think-time",
 		"Options.APIKey":             "an environment variable named by --api-key-env",

@@ -198,16 +198,17 @@ type Plan struct {
 	ThinkTimeS       float64   `json:"think_time_s,omitempty"`
 	Prefixes         int       `json:"prefixes,omitempty"`
 	PrefixMix        []float64 `json:"prefix_mix,omitempty"`
-	// PrefixHitRate is the target share of prompt tokens served from the prefix
-	// cache (--prefix-hit-rate): SharedPrefixTokens was sized for it, and each
-	// level was preceded by a cache flush and a priming of the prefix groups.
-	PrefixHitRate float64   `json:"prefix_hit_rate,omitempty"`
-	Burstiness    float64   `json:"burstiness,omitempty"` // gamma shape; absent = 1 (Poisson)
-	Replay        string    `json:"replay,omitempty"`     // the replayed trace's file name
-	ReplaySpeeds  []float64 `json:"replay_speeds,omitempty"`
+	Burstiness       float64   `json:"burstiness,omitempty"` // gamma shape; absent = 1 (Poisson)
+	Replay           string    `json:"replay,omitempty"`     // the replayed trace's file name
+	ReplaySpeeds     []float64 `json:"replay_speeds,omitempty"`
 	// Search is the --concurrency auto (or --rate auto) search's settings; absent
 	// for a fixed list of levels and in traces recorded before the search.
 	Search *SearchPlan `json:"search,omitempty"`
+
+	// PrefixHitRate is the target share of prompt tokens served from the prefix
+	// cache (--prefix-hit-rate): SharedPrefixTokens was sized for it, and each
+	// level was preceded by a cache flush and a priming of the prefix groups.
+	PrefixHitRate float64 `json:"prefix_hit_rate,omitempty"`
 }
 
 // SearchPlan is what the ceiling search was asked to find: its criteria in the

@@ -52,15 +52,3 @@ func (s *Server) serveFlushCache(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(status)
 	_, _ = w.Write([]byte("Cache flushed.\nPlease check backend logs for more details. (When there are running or waiting requests, the operation will not be performed.)\n"))
 }
-
-// PrefixCacheCounters returns vLLM's prefix-cache counters summed over the
-// engines: prompt tokens looked up and found cached (0, 0 without prefix
-// caching or with another scheduler).
-func (s *Server) PrefixCacheCounters() (queries, hits int64) {
-	for _, l := range s.engines {
-		st := l.state()
-		queries += st.prefixQueries
-		hits += st.prefixHits
-	}
-	return queries, hits
-}

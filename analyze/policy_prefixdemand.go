@@ -179,3 +179,16 @@ func applyPrefixSharing(c *Capacity, ps *PrefixSharing, at func(float64) float64
 	ps.Text = fmt.Sprintf("shared prefixes counted once: %s of each request's %s tokens are %s (%s), held once per cache by %s in blocks of %d, so the cache holds %.1f requests at once instead of %.1f",
 		groupDigits(int64(ps.CountedTokens)), groupDigits(int64(math.Round(work.Mean))), prefixes, src, how, ps.BlockTokens, v, before)
 }
+
+// heldTokens is what running requests of prompt and output tokens hold on average
+// while they decode (prompt + half the output each), with a credited shared
+// prefix held once per prefix rather than once per request: the tokens the KV
+// check's observed figure divides by the usage.
+func heldTokens(c *Capacity, running, prompt, output float64) float64 {
+	per := prompt + output/2
+	if c == nil || c.PrefixSharing == nil || !c.PrefixSharing.Credited || prompt <= c.PrefixSharing.CountedTokens {
+		return running * per
+	}
+	ps := c.PrefixSharing
+	return running*(per-ps.CountedTokens) + float64(ps.Prefixes)*ps.CountedTokens
+}

@@ -85,3 +85,20 @@ func TestApplyPrefixSharing(t *testing.T) {
 		}
 	}
 }
+
+// TestHeldTokens: the KV check's observed figure counts a credited prefix once.
+func TestHeldTokens(t *testing.T) {
+	ps := &PrefixSharing{Credited: true, CountedTokens: 2000, Prefixes: 1}
+	for _, tc := range []struct {
+		c    *Capacity
+		want float64
+	}{
+		{nil, 10 * (2100 + 50)},
+		{&Capacity{PrefixSharing: &PrefixSharing{CountedTokens: 2000, Prefixes: 1}}, 10 * (2100 + 50)}, // not credited
+		{&Capacity{PrefixSharing: ps}, 10*(100+50) + 2000},
+	} {
+		if got := heldTokens(tc.c, 10, 2100, 100); got != tc.want {
+			t.Errorf("%+v: %v, want %v", tc.c, got, tc.want)
+		}
+	}
+}

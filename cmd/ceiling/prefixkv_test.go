@@ -100,6 +100,11 @@ func TestSharedPrefixKVCeiling(t *testing.T) {
 	if d := math.Abs(*kv-float64(first)) / float64(first); d > 0.15 {
 		t.Errorf("KV ceiling %.1f is %.0f%% from the first preempting level %d; want within 15%%", *kv, 100*d, first)
 	}
+	if k := r.KVCheck; k == nil || k.Agree == nil || !*k.Agree {
+		t.Errorf("KV check %+v: want the observed figure (the prefix counted once) to agree with the declared", k)
+	} else {
+		t.Logf("KV check: %s", k.Verdict)
+	}
 	if ps.Source != "workload" || ps.CountedTokens != prefixShared || ps.BlockTokens != 16 {
 		t.Errorf("prefix sharing %+v: want the workload's 2,000 tokens in blocks of 16", ps)
 	}

@@ -74,50 +74,56 @@ func prefixEngine(sched string) *enginetest.Server {
 		Slots: 8, StepTime: 500 * time.Microsecond, TokenTime: 2 * time.Microsecond, WaitingTime: 500 * time.Nanosecond})
 }
 
-// TestSharedPrefixKVCeiling is issue 30's done-when on the vLLM-like engine with
-// automatic prefix caching: a fine ladder finds the first level where the server
-// preempts, and the analysis' KV ceiling, with the shared prefix counted once,
-// lies within 15% of it (at the whole request length it would be 3.6: a tenth).
+// TestSharedPrefixKVCeiling is issue 30's done-when on the vLLM-like and the
+// SGLang-like engines with their prefix caches: a fine ladder finds the first
+// level where the server preempts (retracts), and the analysis' KV ceiling, with
+// the shared prefix counted once, lies within 15% of it (at the whole request
+// length it would be 3.6: a tenth).
 func TestSharedPrefixKVCeiling(t *testing.T) {
 	if testing.Short() {
 		t.Skip("records a fine ladder against a step scheduler")
 	}
-	eng := enginetest.New(enginetest.Config{Model: "m", Scheduler: enginetest.SchedulerVLLM, KVTokens: prefixKVTokens,
-		PrefixCaching: true, StepTime: 500 * time.Microsecond, TokenTime: 2 * time.Microsecond, WaitingTime: 500 * time.Nanosecond})
-	defer eng.Close()
-	r := prefixSweep(t, eng, fineLadder(20, 40), 80, prefixShared)
-	first := firstPreempting(t, r)
-	if first == 0 {
-		t.Fatalf("no level preempted up to 40: the ladder does not reach the cache")
-	}
-	kv := r.Ceilings.KV
-	c := r.Capacity
-	if kv == nil || c == nil || c.PrefixSharing == nil || !c.PrefixSharing.Credited {
-		t.Fatalf("KV ceiling %v, prefix sharing %+v: want a credited prefix", kv, c)
-	}
-	ps := c.PrefixSharing
-	t.Logf("first preempting level %d; KV ceiling %.1f (%.1f at the whole length); %s", first, *kv, *ps.ConcurrencyWithoutSharing, ps.Text)
-	if d := math.Abs(*kv-float64(first)) / float64(first); d > 0.15 {
-		t.Errorf("KV ceiling %.1f is %.0f%% from the first preempting level %d; want within 15%%", *kv, 100*d, first)
-	}
-	if k := r.KVCheck; k == nil || k.Agree == nil || !*k.Agree {
-		t.Errorf("KV check %+v: want the observed figure (the prefix counted once) to agree with the declared", k)
-	} else {
-		t.Logf("KV check: %s", k.Verdict)
-	}
-	if ps.Source != "workload" || ps.CountedTokens != prefixShared || ps.BlockTokens != 16 {
-		t.Errorf("prefix sharing %+v: want the workload's 2,000 tokens in blocks of 16", ps)
-	}
-	if ev := strings.Join(r.Ceiling.Evidence, "\n"); !strings.Contains(ev, "shared prefixes counted once") {
-		t.Errorf("the ceiling's evidence does not say the shared prefix is counted once:\n%s", ev)
-	}
-	// Below the first preempting level no level preempted (firstPreempting), and
-	// the counters show the prefix served from the cache.
-	for _, l := range r.Levels {
-		if l.Workload == nil || l.Workload.PrefixHitShare == nil || *l.Workload.PrefixHitShare < 0.9 {
-			t.Errorf("c=%d: prefix hit share %v, want ≥ 0.9 (2,000 of 2,100 prompt tokens)", l.Concurrency, l.Workload)
-			break
-		}
+	for _, tc := range []struct {
+		sched string
+		block int
+	}{{enginetest.SchedulerVLLM, 16}, {enginetest.SchedulerSGLang, 1}} {
+		t.Run(tc.sched, func(t *testing.T) {
+			eng := enginetest.New(enginetest.Config{Model: "m", Scheduler: tc.sched, KVTokens: prefixKVTokens,
+				PrefixCaching: true, StepTime: 500 * time.Microsecond, TokenTime: 2 * time.Microsecond, WaitingTime: 500 * time.Nanosecond})
+			defer eng.Close()
+			r := prefixSweep(t, eng, fineLadder(20, 40), 80, prefixShared)
+			first := firstPreempting(t, r)
+			if first == 0 {
+				t.Fatalf("no level preempted up to 40: the ladder does not reach the cache")
+			}
+			kv := r.Ceilings.KV
+			c := r.Capacity
+			if kv == nil || c == nil || c.PrefixSharing == nil || !c.PrefixSharing.Credited {
+				t.Fatalf("KV ceiling %v, prefix sharing %+v: want a credited prefix", kv, c)
+			}
+			ps := c.PrefixSharing
+			t.Logf("first preempting level %d; KV ceiling %.1f (%.1f at the whole length); %s", first, *kv, *ps.ConcurrencyWithoutSharing, ps.Text)
+			if d := math.Abs(*kv-float64(first)) / float64(first); d > 0.15 {
+				t.Errorf("KV ceiling %.1f is %.0f%% from the first preempting level %d; want within 15%%", *kv, 100*d, first)
+			}
+			if k := r.KVCheck; k == nil || k.Agree == nil || !*k.Agree {
+				t.Errorf("KV check %+v: want the observed figure (the prefix counted once) to agree with the declared", k)
+			} else {
+				t.Logf("KV check: %s", k.Verdict)
+			}
+			if ps.Source != "workload" || ps.CountedTokens != prefixShared || ps.BlockTokens != tc.block {
+				t.Errorf("prefix sharing %+v: want the workload's 2,000 tokens in blocks of %d", ps, tc.block)
+			}
+			if ev := strings.Join(r.Ceiling.Evidence, "\n"); !strings.Contains(ev, "shared prefixes counted once") {
+				t.Errorf("the ceiling's evidence does not say the shared prefix is counted once:\n%s", ev)
+			}
+			for _, l := range r.Levels {
+				if l.Workload == nil || l.Workload.PrefixHitShare == nil || *l.Workload.PrefixHitShare < 0.9 {
+					t.Errorf("c=%d: prefix hit share %v, want ≥ 0.9 (2,000 of 2,100 prompt tokens)", l.Concurrency, l.Workload)
+					break
+				}
+			}
+		})
 	}
 }
 

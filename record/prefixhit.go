@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/http"
 	"strings"
 
 	"github.com/ceiling-llm/ceiling/engine"
@@ -93,7 +94,12 @@ func (r *recorder) prefixCycle(ctx context.Context, index int) string {
 		case err != nil:
 			did = append(did, fmt.Sprintf("cache not flushed: POST %s: %s", path, r.client.Redact(err.Error())))
 		case status/100 != 2:
-			did = append(did, fmt.Sprintf("cache not flushed: POST %s answered HTTP %d («%s»)", path, status, r.client.Redact(firstLine(string(body)))))
+			hint := ""
+			if kind == engine.VLLM && status == http.StatusNotFound {
+				// entrypoints/serve/cache/api_router.py attaches the route only in dev mode.
+				hint = ": vLLM serves it only when started with VLLM_SERVER_DEV_MODE=1"
+			}
+			did = append(did, fmt.Sprintf("cache not flushed: POST %s answered HTTP %d («%s»)%s", path, status, r.client.Redact(firstLine(string(body))), hint))
 		case kind == engine.VLLM:
 			// vLLM answers 200 whether or not it reset (it refuses while blocks are in use).
 			did = append(did, "cache flushed (POST "+path+" 200; vLLM does not say whether it reset)")

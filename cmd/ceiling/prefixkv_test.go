@@ -202,7 +202,8 @@ func hitSweep(t *testing.T, eng *enginetest.Server, target string) (analyze.Run,
 // --prefix-hit-rate 0.8 flushes the cache and primes the prefix group before each
 // level, and every level reaches the target, validated from the server's own
 // figures (vLLM's prefix-cache counters, SGLang's cached_tokens); an engine
-// without a prefix cache misses it and each level is flagged.
+// without a prefix cache (a vLLM started without it, llama.cpp, which has no
+// flush endpoint either) misses it and each level is flagged.
 func TestPrefixHitRateTarget(t *testing.T) {
 	if testing.Short() {
 		t.Skip("records against step schedulers")
@@ -216,10 +217,11 @@ func TestPrefixHitRateTarget(t *testing.T) {
 		{enginetest.SchedulerVLLM, true, "server counters", "cache flushed (POST /reset_prefix_cache 200", false},
 		{enginetest.SchedulerSGLang, true, "usage cached_tokens", "cache flushed (POST /flush_cache 200)", false},
 		{enginetest.SchedulerVLLM, false, "usage cached_tokens", "cache not flushed: POST /reset_prefix_cache answered HTTP 404", true},
+		{enginetest.SchedulerLlamaUnified, true, "usage cached_tokens", "cache not flushed: ceiling knows no flush endpoint for a llama.cpp server", true},
 	} {
 		t.Run(fmt.Sprintf("%s caching=%v", tc.sched, tc.caching), func(t *testing.T) {
 			eng := enginetest.New(enginetest.Config{Model: "m", Scheduler: tc.sched, KVTokens: 1 << 16, PrefixCaching: tc.caching,
-				StepTime: 500 * time.Microsecond, TokenTime: 2 * time.Microsecond})
+				Slots: 8, StepTime: 500 * time.Microsecond, TokenTime: 2 * time.Microsecond})
 			defer eng.Close()
 			r, progress := hitSweep(t, eng, "0.8")
 			if !strings.Contains(progress, tc.flush) {

@@ -70,7 +70,7 @@ func firstPreempting(t *testing.T, r analyze.Run) int {
 }
 
 func prefixEngine(sched string) *enginetest.Server {
-	return enginetest.New(enginetest.Config{Model: "m", Scheduler: sched, KVTokens: prefixKVTokens, PrefixCaching: true,
+	return enginetest.New(enginetest.Config{Model: "m", Scheduler: sched, KVTokens: prefixKVTokens,
 		Slots: 8, StepTime: 500 * time.Microsecond, TokenTime: 2 * time.Microsecond, WaitingTime: 500 * time.Nanosecond})
 }
 
@@ -89,7 +89,7 @@ func TestSharedPrefixKVCeiling(t *testing.T) {
 	}{{enginetest.SchedulerVLLM, 16}, {enginetest.SchedulerSGLang, 1}} {
 		t.Run(tc.sched, func(t *testing.T) {
 			eng := enginetest.New(enginetest.Config{Model: "m", Scheduler: tc.sched, KVTokens: prefixKVTokens,
-				PrefixCaching: true, StepTime: 500 * time.Microsecond, TokenTime: 2 * time.Microsecond, WaitingTime: 500 * time.Nanosecond})
+				StepTime: 500 * time.Microsecond, TokenTime: 2 * time.Microsecond, WaitingTime: 500 * time.Nanosecond})
 			defer eng.Close()
 			r := prefixSweep(t, eng, fineLadder(20, 40), 80, prefixShared)
 			first := firstPreempting(t, r)
@@ -134,7 +134,7 @@ func TestNoSharedPrefixKVCeilingUnchanged(t *testing.T) {
 		t.Skip("records against a step scheduler")
 	}
 	eng := enginetest.New(enginetest.Config{Model: "m", Scheduler: enginetest.SchedulerVLLM, KVTokens: prefixKVTokens,
-		PrefixCaching: true, StepTime: 500 * time.Microsecond, TokenTime: 2 * time.Microsecond, WaitingTime: 500 * time.Nanosecond})
+		StepTime: 500 * time.Microsecond, TokenTime: 2 * time.Microsecond, WaitingTime: 500 * time.Nanosecond})
 	defer eng.Close()
 	r := prefixSweep(t, eng, "2,4,6", 12, 0)
 	c := r.Capacity
@@ -220,7 +220,7 @@ func TestPrefixHitRateTarget(t *testing.T) {
 		{enginetest.SchedulerLlamaUnified, true, "usage cached_tokens", "cache not flushed: ceiling knows no flush endpoint for a llama.cpp server", true},
 	} {
 		t.Run(fmt.Sprintf("%s caching=%v", tc.sched, tc.caching), func(t *testing.T) {
-			eng := enginetest.New(enginetest.Config{Model: "m", Scheduler: tc.sched, KVTokens: 1 << 16, PrefixCaching: tc.caching,
+			eng := enginetest.New(enginetest.Config{Model: "m", Scheduler: tc.sched, KVTokens: 1 << 16, NoPrefixCaching: !tc.caching,
 				Slots: 8, StepTime: 500 * time.Microsecond, TokenTime: 2 * time.Microsecond})
 			defer eng.Close()
 			r, progress := hitSweep(t, eng, "0.8")

@@ -315,7 +315,7 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, ep endp
 	if ep == endpointChat {
 		g.reasoning = min(s.cfg.ReasoningTokens, maxTokens)
 	}
-	if s.sim != nil && s.cfg.PrefixCaching {
+	if s.sim != nil && s.cfg.prefixCaching() {
 		g.ids = q.promptTokenIDs(ep, prompt)
 	}
 	if len(bytes.TrimSpace(q.Stop)) > 0 && !bytes.Equal(bytes.TrimSpace(q.Stop), []byte("null")) {

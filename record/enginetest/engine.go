@@ -113,15 +113,15 @@ type Config struct {
 	MaxBatchedTokens int
 	// Watermark is the share of vLLM's blocks kept free when admitting (default 0.01).
 	Watermark float64
-	// PrefixCaching turns on the step schedulers' prefix cache: vLLM v1's
-	// automatic prefix caching (full blocks, chained block hashes, reference
-	// counts, an LRU free queue; kvsim_vllm_prefix.go) or SGLang's radix cache
-	// (kvsim_sglang_radix.go). Responses then report cached_tokens, /metrics the
-	// engine's prefix-cache counters, and POST /reset_prefix_cache (vLLM) or
-	// /flush_cache (SGLang) drop the cache. Both real engines cache by default;
-	// here it is off by default, so that the tests written before it keep their
-	// behaviour. llama.cpp shares nothing across slots: it has no effect there.
-	PrefixCaching bool
+	// NoPrefixCaching turns off the step schedulers' prefix cache, which is on by
+	// default as in the engines imitated: vLLM v1's automatic prefix caching (full
+	// blocks, chained block hashes, reference counts, an LRU free queue;
+	// kvsim_vllm_prefix.go) and SGLang's radix cache (kvsim_sglang_radix.go).
+	// With it, responses report cached_tokens, /metrics the engine's prefix-cache
+	// counters, and POST /reset_prefix_cache (vLLM) or /flush_cache (SGLang) drop
+	// the cache. A vLLM Version before 0.10 (the V0 engine, whose caching was off
+	// by default) has none; llama.cpp shares nothing across slots.
+	NoPrefixCaching bool
 	// DataParallel runs that many vLLM engines (data parallel), each with its own
 	// KVTokens cache and Slots, requests going to the least loaded (waiting × 4 +
 	// running, as vLLM's DP load balancer scores them); /metrics has one series per
@@ -496,7 +496,7 @@ func (s *Server) routes() http.Handler {
 	case "sglang":
 		mux.HandleFunc("GET /get_server_info", s.serveSGLangInfo)
 	}
-	if s.sim != nil && s.cfg.PrefixCaching {
+	if s.sim != nil && s.cfg.prefixCaching() {
 		switch s.cfg.Kind {
 		case "vllm":
 			mux.HandleFunc("POST /reset_prefix_cache", s.serveResetPrefixCache)

@@ -97,9 +97,9 @@ type kvSim interface {
 func newKVSim(cfg *Config) kvSim {
 	switch cfg.Scheduler {
 	case SchedulerVLLM:
-		return newVLLMSim(cfg.KVTokens, cfg.Slots, cfg.MaxBatchedTokens, cfg.Watermark, cfg.PrefixCaching)
+		return newVLLMSim(cfg.KVTokens, cfg.Slots, cfg.MaxBatchedTokens, cfg.Watermark, cfg.prefixCaching())
 	case SchedulerSGLang:
-		return newSGLangSim(cfg.KVTokens, cfg.Slots, cfg.MaxBatchedTokens, cfg.PrefixCaching)
+		return newSGLangSim(cfg.KVTokens, cfg.Slots, cfg.MaxBatchedTokens, cfg.prefixCaching())
 	case SchedulerLlamaUnified, SchedulerLlamaSlots:
 		return newLlamaSim(cfg.KVTokens, cfg.Slots, cfg.MaxBatchedTokens, cfg.Scheduler == SchedulerLlamaUnified)
 	}

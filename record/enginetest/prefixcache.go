@@ -5,6 +5,18 @@ import "net/http"
 // The HTTP side of the step schedulers' prefix caches: the endpoints that drop
 // them, and what a test reads of them.
 
+// prefixCaching says whether the step schedulers cache prefixes: by default the
+// vLLM (from 0.10, the V1 engine) and SGLang schedulers do, as those engines do.
+func (c *Config) prefixCaching() bool {
+	switch {
+	case c.NoPrefixCaching:
+		return false
+	case c.Scheduler == SchedulerVLLM:
+		return !vllmBefore010(c.Version)
+	}
+	return c.Scheduler == SchedulerSGLang
+}
+
 // resetPrefixCaches asks every engine to drop its cached prefixes; false when one
 // refused.
 func (s *Server) resetPrefixCaches() bool {

@@ -223,7 +223,7 @@ func TestPrefixCacheHTTP(t *testing.T) {
 		{SchedulerVLLM, "/reset_prefix_cache", 64},
 		{SchedulerSGLang, "/flush_cache", 64},
 	} {
-		s := New(fast(Config{Scheduler: tc.sched, KVTokens: 4096, PrefixCaching: true}))
+		s := New(fast(Config{Scheduler: tc.sched, KVTokens: 4096}))
 		concurrentStreams(t, s, 1, chatBody(shared+"first", 5))
 		res := concurrentStreams(t, s, 1, chatBody(shared+"second", 5))
 		if res[0].cached != tc.wantCached {
@@ -267,7 +267,7 @@ func TestFlushRefusedWhileRunning(t *testing.T) {
 		{SchedulerSGLang, "/flush_cache", http.StatusBadRequest},
 		{SchedulerVLLM, "/reset_prefix_cache", http.StatusOK},
 	} {
-		cfg := Config{Scheduler: tc.sched, KVTokens: 4096, PrefixCaching: true, StepTime: 20 * time.Millisecond}
+		cfg := Config{Scheduler: tc.sched, KVTokens: 4096, StepTime: 20 * time.Millisecond}
 		s := New(cfg)
 		done := make(chan struct{})
 		go func() {

@@ -16,29 +16,6 @@ import (
 // request length, as for unique prompts, predicts a fraction of the requests the
 // cache holds: for 2,000 shared + 100 + 100 tokens about a tenth.
 
-// PrefixSharing is how the KV ceiling counts the prompts' shared prefixes.
-type PrefixSharing struct {
-	// Source of the shared length: "workload" (the run's own --shared-prefix-tokens
-	// and --prefixes), "server" (the cached_tokens the server reported, one shared
-	// prefix assumed) or "asked" (plan and whatif's --prefix-tokens).
-	Source string `json:"source"`
-	// SharedTokens is the shared prefix per request as the source gives it;
-	// CountedTokens what the engine shares of it, in its full blocks of
-	// BlockTokens; Prefixes the distinct shared prefixes, each held once per cache.
-	SharedTokens  float64 `json:"shared_tokens"`
-	CountedTokens float64 `json:"counted_tokens"`
-	BlockTokens   int     `json:"block_tokens"`
-	Prefixes      int     `json:"prefixes"`
-	// Credited is true when the ceiling counts the shared prefixes once;
-	// ConcurrencyWithoutSharing is the figure at the whole request length.
-	Credited                  bool     `json:"credited"`
-	ConcurrencyWithoutSharing *float64 `json:"concurrency_without_sharing,omitempty"`
-	// Text says it in words, for the KV ceiling's evidence.
-	Text string `json:"text"`
-
-	how string // the engine's mechanism in prose
-}
-
 // prefixWorkload is what a run's own plan says of its prompts' shared prefixes.
 type prefixWorkload struct {
 	SharedTokens int

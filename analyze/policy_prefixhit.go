@@ -19,23 +19,6 @@ import (
 // before it is flagged: 10 percentage points.
 const prefixHitMargin = 0.10
 
-// PrefixHitCheck is one level's achieved prefix-cache hit rate against the target.
-type PrefixHitCheck struct {
-	Target float64 `json:"target"`
-	// Achieved is the share of prompt tokens served from the cache, from Source:
-	// "server counters" (vLLM prefix_cache_hits / prefix_cache_queries), "usage
-	// cached_tokens" (the answers' usage), "server gauge" (SGLang
-	// cache_hit_rate); null when the server reported none.
-	Achieved *float64 `json:"achieved"`
-	Source   string   `json:"source,omitempty"`
-	// Missed is true when Achieved strays from Target by more than Margin.
-	Missed bool    `json:"missed"`
-	Margin float64 `json:"margin"`
-	// Prepared is how the recorder prepared the cache before the level (flushed
-	// or why not, prefix groups primed).
-	Prepared string `json:"prepared,omitempty"`
-}
-
 // achievedHit is a level's achieved hit rate and where it comes from.
 func achievedHit(l Level) (*float64, string) {
 	s := l.Server

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ceiling-llm/ceiling/analyze"
+	"github.com/ceiling-llm/ceiling/analyze/analysistext"
 	"github.com/spf13/pflag"
 )
 
@@ -58,7 +59,7 @@ func runWhatIf(ctx context.Context, e env, args []string) int {
 	fs.IntVar(&ch.DP, "to-dp", 0, "predict with this many data-parallel attention ranks")
 	fs.IntVar(&ch.PP, "to-pp", 0, "predict with this many pipeline stages")
 	fs.BoolVar(&ep, "to-ep", false, "predict with expert parallelism")
-	format := fs.String("format", analyze.FormatText, "output format: "+strings.Join(analyze.Formats(), ", "))
+	format := fs.String("format", analysistext.FormatText, "output format: "+strings.Join(analysistext.Formats(), ", "))
 	withAnalysis := fs.Bool("analysis", false, "also print the full analysis of the measured run after the what-if")
 	h := help{name: "whatif", head: whatifHead, example: whatifExample}
 	if code, ok := h.parse(e, fs, args); !ok {
@@ -104,7 +105,7 @@ func runWhatIf(ctx context.Context, e env, args []string) int {
 		full = a
 	}
 	var buf bytes.Buffer
-	if err := analyze.WriteWhatIf(&buf, results, full, *format); err != nil {
+	if err := analysistext.WriteWhatIf(&buf, results, full, *format); err != nil {
 		fmt.Fprintf(e.stderr, "ceiling whatif: %s\n", errText(err))
 		return exitFailed
 	}

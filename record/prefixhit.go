@@ -87,7 +87,7 @@ func (r *recorder) prefixCycle(ctx context.Context, index int) string {
 	var did []string
 	kind := r.info.Server.Kind
 	if path := cacheFlushPath(kind); path == "" {
-		did = append(did, fmt.Sprintf("cache not flushed: ceiling knows no flush endpoint for a %s server", serverTitle(kind)))
+		did = append(did, "cache not flushed: "+noFlushEndpoint(kind))
 	} else {
 		status, body, err := r.client.PostEmpty(ctx, path)
 		switch {
@@ -131,12 +131,12 @@ func (r *recorder) prefixCycle(ctx context.Context, index int) string {
 	return out
 }
 
-// serverTitle names engine kind in prose.
-func serverTitle(kind engine.Name) string {
+// noFlushEndpoint says that engine kind has no flush endpoint ceiling knows.
+func noFlushEndpoint(kind engine.Name) string {
 	if e, ok := engine.Of(kind); ok {
-		return e.Title
+		return "ceiling knows no flush endpoint for a " + e.Title + " server"
 	}
-	return "server of unknown kind"
+	return "the server's engine is not known, so neither is a flush endpoint"
 }
 
 // firstLine is s's first line, trimmed.

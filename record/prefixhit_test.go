@@ -62,3 +62,13 @@ func TestCacheFlushPath(t *testing.T) {
 		}
 	}
 }
+
+// TestNoFlushEndpoint: the words for an engine without a flush endpoint.
+func TestNoFlushEndpoint(t *testing.T) {
+	if got := noFlushEndpoint(engine.LlamaCpp); got != "ceiling knows no flush endpoint for a llama.cpp server" {
+		t.Errorf("llama.cpp: %q", got)
+	}
+	if got := noFlushEndpoint(engine.Unknown); !strings.Contains(got, "not known") {
+		t.Errorf("unknown: %q", got)
+	}
+}

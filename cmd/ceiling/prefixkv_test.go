@@ -25,8 +25,9 @@ const (
 )
 
 // prefixSweep records levels against eng with the shared-prefix workload (shared
-// prefix tokens: shared, 0 for unique prompts) and analyzes the trace.
-func prefixSweep(t *testing.T, eng *enginetest.Server, levels string, requests, shared int, extra ...string) analyze.Run {
+// prefix tokens: shared, 0 for unique prompts) and analyzes the trace: the run,
+// and the analysis as text.
+func prefixSweep(t *testing.T, eng *enginetest.Server, levels string, requests, shared int, extra ...string) (analyze.Run, string) {
 	t.Helper()
 	trace := filepath.Join(t.TempDir(), "prefix.parquet")
 	args := []string{"record", "--url", eng.URL(), "--concurrency", levels, "--requests-per-level", fmt.Sprint(requests),
@@ -43,7 +44,7 @@ func prefixSweep(t *testing.T, eng *enginetest.Server, levels string, requests, 
 	if len(a.Runs) != 1 {
 		t.Fatalf("%d runs", len(a.Runs))
 	}
-	return a.Runs[0]
+	return a.Runs[0], ceiling(t, "analyze", trace)
 }
 
 // fineLadder is "from,from+1,...,to".
@@ -91,7 +92,7 @@ func TestSharedPrefixKVCeiling(t *testing.T) {
 			eng := enginetest.New(enginetest.Config{Model: "m", Scheduler: tc.sched, KVTokens: prefixKVTokens,
 				StepTime: 500 * time.Microsecond, TokenTime: 2 * time.Microsecond, WaitingTime: 500 * time.Nanosecond})
 			defer eng.Close()
-			r := prefixSweep(t, eng, fineLadder(20, 40), 80, prefixShared)
+			r, text := prefixSweep(t, eng, fineLadder(20, 40), 80, prefixShared)
 			first := firstPreempting(t, r)
 			if first == 0 {
 				t.Fatalf("no level preempted up to 40: the ladder does not reach the cache")
@@ -114,8 +115,8 @@ func TestSharedPrefixKVCeiling(t *testing.T) {
 			if ps.Source != "workload" || ps.CountedTokens != prefixShared || ps.BlockTokens != tc.block {
 				t.Errorf("prefix sharing %+v: want the workload's 2,000 tokens in blocks of %d", ps, tc.block)
 			}
-			if !strings.Contains(ps.Text, "shared prefixes counted once") {
-				t.Errorf("the KV figure's text does not say the shared prefix is counted once: %q", ps.Text)
+			if !strings.Contains(ps.Text, "shared prefixes counted once") || !strings.Contains(text, ps.Text) {
+				t.Errorf("the KV figure's text %q does not say the shared prefix is counted once, or the analysis text lacks it", ps.Text)
 			}
 			// Where the KV cache binds, the verdict's evidence says it too (under
 			// load the SGLang-like engine's admission may bind first, as a batch).
@@ -141,7 +142,10 @@ func TestNoSharedPrefixKVCeilingUnchanged(t *testing.T) {
 	eng := enginetest.New(enginetest.Config{Model: "m", Scheduler: enginetest.SchedulerVLLM, KVTokens: prefixKVTokens,
 		StepTime: 500 * time.Microsecond, TokenTime: 2 * time.Microsecond, WaitingTime: 500 * time.Nanosecond})
 	defer eng.Close()
-	r := prefixSweep(t, eng, "2,4,6", 12, 0)
+	r, text := prefixSweep(t, eng, "2,4,6", 12, 0)
+	if strings.Contains(text, "counted once") {
+		t.Errorf("unique prompts: the analysis mentions shared prefixes:\n%s", text)
+	}
 	c := r.Capacity
 	if c == nil || c.PrefixSharing != nil || c.ConcurrencyAtMeanRequest == nil || c.MeanRequestTokens == nil {
 		t.Fatalf("capacity %+v: want no prefix sharing and a figure at the mean request", c)
@@ -168,13 +172,13 @@ func TestLlamaCppNoCrossRequestPrefixCredit(t *testing.T) {
 	}
 	eng := prefixEngine(enginetest.SchedulerLlamaUnified)
 	defer eng.Close()
-	r := prefixSweep(t, eng, "1,2", 8, prefixShared)
+	r, text := prefixSweep(t, eng, "1,2", 8, prefixShared)
 	c := r.Capacity
 	if c == nil || c.PrefixSharing == nil {
 		t.Fatalf("capacity %+v: want the shared prefix named", c)
 	}
 	ps := c.PrefixSharing
-	if ps.Credited || !strings.Contains(ps.Text, "llama.cpp shares no prefix across requests") {
+	if ps.Credited || !strings.Contains(ps.Text, "llama.cpp shares no prefix across requests") || !strings.Contains(text, ps.Text) {
 		t.Errorf("llama.cpp: prefix sharing %+v, want no credit and the reason", ps)
 	}
 	if c.ConcurrencyAtMeanRequest != nil && c.MeanRequestTokens != nil {

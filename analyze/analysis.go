@@ -159,6 +159,9 @@ type Level struct {
 	// Server is what the server's own /metrics said inside the window (see
 	// stats_servercounters.go); null without a metrics sidecar or a scrape in the window.
 	Server *ServerCounters `json:"server"`
+	// PrefixHit is the level's achieved prefix-cache hit rate against the run's
+	// target (record --prefix-hit-rate; policy_prefixhit.go); absent without one.
+	PrefixHit *PrefixHitCheck `json:"prefix_hit,omitempty"`
 	// GPU is the GPUs' power and energy inside the window (see policy_energy.go); null
 	// without GPU telemetry (record --gpu-metrics-url).
 	GPU *GPUTelemetry `json:"gpu"`
@@ -247,6 +250,11 @@ type Capacity struct {
 	// the reserve moves it by more than a tenth (null otherwise): the modelled
 	// capacity then rests on an assumption, named in it.
 	KVBudgetRange *capacity.ReserveRange `json:"kv_budget_range,omitempty"`
+	// PrefixSharing is how the prompts' shared prefixes count in the KV ceiling
+	// (policy_prefixdemand.go): when credited, ConcurrencyAtMeanRequest and
+	// ConcurrencyAtP99Request hold each shared prefix once per cache. Absent when
+	// the prompts share nothing.
+	PrefixSharing *PrefixSharing `json:"prefix_sharing,omitempty"`
 }
 
 // Budget is the memory of one GPU, split the way the capacity model spends it: the

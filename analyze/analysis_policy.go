@@ -229,3 +229,43 @@ type SummaryPointCheck struct {
 	MeasuredLevel *int    `json:"measured_level"`
 	DiffPct       Figures `json:"diff_pct"`
 }
+
+// PrefixSharing is how the KV ceiling counts the prompts' shared prefixes.
+type PrefixSharing struct {
+	// Source of the shared length: "workload" (the run's own --shared-prefix-tokens
+	// and --prefixes), "server" (the cached_tokens the server reported, one shared
+	// prefix assumed) or "asked" (plan and whatif's --prefix-tokens).
+	Source string `json:"source"`
+	// SharedTokens is the shared prefix per request as the source gives it;
+	// CountedTokens what the engine shares of it, in its full blocks of
+	// BlockTokens; Prefixes the distinct shared prefixes, each held once per cache.
+	SharedTokens  float64 `json:"shared_tokens"`
+	CountedTokens float64 `json:"counted_tokens"`
+	BlockTokens   int     `json:"block_tokens"`
+	Prefixes      int     `json:"prefixes"`
+	// Credited is true when the ceiling counts the shared prefixes once;
+	// ConcurrencyWithoutSharing is the figure at the whole request length.
+	Credited                  bool     `json:"credited"`
+	ConcurrencyWithoutSharing *float64 `json:"concurrency_without_sharing,omitempty"`
+	// Text says it in words, for the KV ceiling's evidence.
+	Text string `json:"text"`
+
+	how string // the engine's mechanism in prose
+}
+
+// PrefixHitCheck is one level's achieved prefix-cache hit rate against the target.
+type PrefixHitCheck struct {
+	Target float64 `json:"target"`
+	// Achieved is the share of prompt tokens served from the cache, from Source:
+	// "server counters" (vLLM prefix_cache_hits / prefix_cache_queries), "usage
+	// cached_tokens" (the answers' usage), "server gauge" (SGLang
+	// cache_hit_rate); null when the server reported none.
+	Achieved *float64 `json:"achieved"`
+	Source   string   `json:"source,omitempty"`
+	// Missed is true when Achieved strays from Target by more than Margin.
+	Missed bool    `json:"missed"`
+	Margin float64 `json:"margin"`
+	// Prepared is how the recorder prepared the cache before the level (flushed
+	// or why not, prefix groups primed).
+	Prepared string `json:"prepared,omitempty"`
+}

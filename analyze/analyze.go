@@ -172,6 +172,7 @@ func analyzeSource(ctx context.Context, src *source, opt Options) (runs []Run, e
 			snaps = snapshots(counters)
 			r.Warnings = append(r.Warnings, refusedDeclared(snaps)...)
 			attachServerCounters(r, snaps)
+			r.Warnings = append(r.Warnings, checkPrefixHits(r, src.meta.Plan, src.meta.Levels)...)
 			attachGPU(r, runGPUSamples(sidecars, id))
 			energyDecision(r, opt)
 		}
@@ -269,6 +270,7 @@ func buildRun(src *source, acc *runAcc, own bool, opt Options, crit *Criteria) (
 	if acc.work.len() > 0 {
 		work = workloadTokens{Mean: acc.work.mean(), P99: acc.work.percentile(99)}
 	}
+	work.Prefix = planPrefix(src.meta.Plan, own && src.meta.Source == nil)
 	levelIntervals(r, acc, opt)
 	if err := modelRun(r, facts, work, opt); err != nil {
 		return nil, fmt.Errorf("analyzing %s: %w", src.name, err)

@@ -24,7 +24,10 @@ type serverFacts struct {
 }
 
 // workloadTokens are prompt+output tokens per successful non-warm-up request of the run.
-type workloadTokens struct{ Mean, P99 float64 }
+type workloadTokens struct {
+	Mean, P99 float64
+	Prefix    prefixWorkload // the plan's shared prefixes (policy_prefixdemand.go)
+}
 
 // buildCapacity assembles the capacity section: modelled from the config and hardware
 // when given, measured when the server revealed its KV capacity (measured beats
@@ -169,6 +172,7 @@ func buildCapacity(facts serverFacts, work workloadTokens, levels []Level, opt O
 		c.ConcurrencyAtMeanRequest = at(work.Mean)
 		c.ConcurrencyAtP99Request = at(work.P99)
 	}
+	applyPrefixSharing(c, prefixDemand(facts, work, levels), concurrencyAt, work)
 	return c, warnings, nil
 }
 

@@ -47,6 +47,9 @@ func kvCeiling(c *Capacity, all []Level) (value *float64, evidence []string, bat
 			}
 			evidence = append(evidence, fmt.Sprintf("%s); at the workload's mean request of %.0f prompt+output tokens that is %.1f requests at once", what, mean, v))
 		}
+		if ps := c.PrefixSharing; ps != nil && ps.Text != "" {
+			evidence = append(evidence, ps.Text)
+		}
 	}
 	if note := contextExceededNote(all); note != "" {
 		evidence = append(evidence, note)

@@ -20,7 +20,8 @@ import (
 //   - observed: from the server's own counters under load, the tokens its running
 //     requests hold over the KV usage it reports: running × (mean prompt + half the
 //     mean output, what a request holds on average while it decodes) / usage, at the
-//     valid level whose mean usage is highest (at least kvObservedMinUsage).
+//     valid level whose mean usage is highest (at least kvObservedMinUsage); a
+//     shared prefix the KV ceiling counts once is counted once here too.
 //
 // They agree when each lies within kvTolerance of the declared figure (or of the
 // modelled one when the server declares none). The observed limit is also given as a
@@ -66,8 +67,8 @@ func serverVerdict(r *Run, snaps []timedSnapshot, opt Options) {
 		}
 	}
 	if best != nil && best.MeanPromptTokens+best.MeanOutputTokens > 0 {
-		per := best.MeanPromptTokens + best.MeanOutputTokens/2
-		v := int64(math.Round(*best.Server.RunningMean * per / *best.Server.KVUsageMean))
+		held := heldTokens(r.Capacity, *best.Server.RunningMean, best.MeanPromptTokens, best.MeanOutputTokens)
+		v := int64(math.Round(held / *best.Server.KVUsageMean))
 		kc.ObservedTokens = &v
 		lv := best.Level
 		kc.ObservedFromLevel = &lv

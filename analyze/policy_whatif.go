@@ -1,12 +1,14 @@
 package analyze
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 
 	"github.com/ceiling-llm/ceiling/capacity"
 	"github.com/ceiling-llm/ceiling/prediction"
+	"github.com/ceiling-llm/ceiling/engine"
 )
 
 // What-if: predictions from one measured sweep, never mixed with its measurements.
@@ -23,6 +25,10 @@ type WhatIfChange struct {
 	GPU                        string
 	GPUs, TP, DP, PP           int
 	EP                         *bool
+	// PrefixTokens is a prompt prefix the requests share, held once per KV cache
+	// (engines with prefix caching); PrefixHitRate gives it as the share of the
+	// prompt instead. Zero keeps the measured run's (policy_prefixdemand.go).
+	PrefixTokens, PrefixHitRate float64
 }
 
 // Kinds are the kinds of change the what-if crosses, for its interval: another
@@ -114,6 +120,44 @@ func WhatIf(r *Run, opt Options, change WhatIfChange) (*WhatIfResult, error) {
 		res.Levels = PredictCurve(m)
 	}
 	return res, nil
+}
+
+// whatIfPrefix is the shared prefix of the predicted workload: the change's, else
+// the measured run's where its KV ceiling counted one, in the run's blocks
+// (vLLM's 16 when the run says none).
+func whatIfPrefix(c *Capacity, change WhatIfChange, prompt float64) capacity.SharedPrefix {
+	s := capacity.SharedPrefix{Prefixes: 1, BlockTokens: capacity.DefaultPrefixBlock}
+	if c != nil && c.PrefixSharing != nil && c.PrefixSharing.BlockTokens > 0 {
+		s.BlockTokens, s.Prefixes = c.PrefixSharing.BlockTokens, max(c.PrefixSharing.Prefixes, 1)
+	}
+	switch {
+	case change.PrefixTokens > 0:
+		s.Tokens = change.PrefixTokens
+	case change.PrefixHitRate > 0:
+		s.Tokens = math.Floor(change.PrefixHitRate * prompt)
+	case c != nil && c.PrefixSharing != nil && c.PrefixSharing.Credited:
+		s.Tokens = c.PrefixSharing.CountedTokens
+	}
+	return s
+}
+
+// prefixRefused says why the run's engine gets no credit for shared prefixes
+// ("" when it shares them across requests, package engine's Prefix, or is not
+// known: then the flag that asks for the prefix is taken at its word, and assumed
+// says so).
+func prefixRefused(r *Run) (why, assumed string) {
+	var sm serverMeta
+	_ = json.Unmarshal(r.Server, &sm) // a run without server facts: the engine is unknown
+	e, ok := engine.Of(sm.Kind)
+	switch {
+	case sm.Kind == engine.LlamaCpp:
+		return "llama.cpp shares no prefix across requests (each slot keeps its own copy)", ""
+	case !ok:
+		return "", " (the run's engine is not known: assumed to share prefixes as vLLM and SGLang do)"
+	case e.Prefix == nil:
+		return e.Title + " is not known to share prefixes across requests", ""
+	}
+	return "", ""
 }
 
 // curveResult is the whole-curve model whatIf prepares, or why it could not.
@@ -232,6 +276,13 @@ func whatIf(r *Run, opt Options, change WhatIfChange) ([]WhatIfRow, curveResult,
 		mml = change.MaxModelLen
 		add(fmt.Sprintf("--to-max-model-len %d", mml))
 	}
+	shared := whatIfPrefix(c, change, prompt)
+	if change.PrefixTokens > 0 {
+		add(fmt.Sprintf("--to-prefix-tokens %.0f", change.PrefixTokens))
+	}
+	if change.PrefixHitRate > 0 {
+		add(fmt.Sprintf("--to-prefix-hit-rate %g", change.PrefixHitRate))
+	}
 	if name == "" {
 		curve.note = "no --to-* change given: nothing to predict"
 		return []WhatIfRow{measured}, curve, nil
@@ -258,8 +309,16 @@ func whatIf(r *Run, opt Options, change WhatIfChange) ([]WhatIfRow, curveResult,
 		v := p.FitsOnce(float64(mml)) * scale
 		pred.AtMaxModelLen = &v
 	}
-	ceiling := pred.KVCeiling
 	pred.Basis = "KV ceiling from the capacity model"
+	at := func(tokens float64) float64 { return p.Concurrency(tokens) * scale }
+	if why, assumed := prefixRefused(r); shared.Tokens > 0 && why != "" {
+		pred.Basis += "; the shared prefix is not counted once: " + why
+	} else if v, ok := capacity.SharedConcurrency(at, perCache, prompt+output, shared); ok {
+		pred.Basis += fmt.Sprintf(", shared prefixes counted once (%s tokens held once per KV cache: %.1f requests instead of %.1f)%s",
+			groupDigits(int64(shared.Counted())), v, pred.KVCeiling, assumed)
+		pred.KVCeiling = v
+	}
+	ceiling := pred.KVCeiling
 	if scale != 1 {
 		pred.Basis += fmt.Sprintf(" (scaled by the measured ÷ modelled capacity, %.2f)", scale)
 	}

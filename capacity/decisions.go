@@ -82,13 +82,25 @@ type LevelVerdict struct {
 // request against p's KV budget and, when r is not nil, the roofline at a decoding
 // request's mean context (prompt + output/2).
 func LevelVerdicts(p *PlanResult, r *Roofline, levels []int, prompt, output int) []LevelVerdict {
+	return LevelVerdictsShared(p, r, levels, prompt, output, SharedPrefix{})
+}
+
+// LevelVerdictsShared is LevelVerdicts with s's prefixes held once per KV cache:
+// a level's demand is each cache's copy of the prefixes plus every request's
+// unshared tokens.
+func LevelVerdictsShared(p *PlanResult, r *Roofline, levels []int, prompt, output int, s SharedPrefix) []LevelVerdict {
 	tokens := float64(prompt + output)
 	ctx := float64(prompt) + float64(output)/2
-	ceiling := p.Concurrency(tokens)
+	ceiling, shared := p.ConcurrencyShared(tokens, s)
 	budget := float64(p.KVTokens) * float64(p.Shape.KVCaches())
+	demand := func(l int) float64 { return float64(l) * tokens }
+	if shared {
+		held := float64(max(s.Prefixes, 1)) * s.Counted() * float64(p.Shape.KVCaches())
+		demand = func(l int) float64 { return held + float64(l)*(tokens-s.Counted()) }
+	}
 	out := make([]LevelVerdict, 0, len(levels))
 	for _, l := range levels {
-		v := LevelVerdict{Level: l, Demand: float64(l) * tokens, Serves: float64(l) <= ceiling}
+		v := LevelVerdict{Level: l, Demand: demand(l), Serves: float64(l) <= ceiling}
 		v.Budget = v.Demand / budget
 		if batch := math.Min(float64(l), math.Floor(ceiling)); batch >= 1 {
 			v.Batch = batch

@@ -70,9 +70,24 @@ type Engine struct {
 	// MinTokens is true when its completions API takes min_tokens, so that
 	// ignore_eos with min_tokens = max_tokens asks for exact output lengths.
 	MinTokens bool
+	// Prefix is how the engine's KV cache holds a prompt prefix that running
+	// requests share: nil when ceiling credits no sharing for it (llama.cpp, whose
+	// slots each keep their own copy; engines whose behaviour is not checked).
+	Prefix *PrefixSharing
 	// Bench is the advice in the flags of the benchmark the engine ships (vLLM's
 	// vllm bench serve), nil when it ships none ceiling imports.
 	Bench *Bench
+}
+
+// PrefixSharing is an engine's cache of shared prefixes: a prefix that running
+// requests share is held once, in units of BlockTokens (only full units are
+// shared), and caching is on unless the server turns it off (Default).
+type PrefixSharing struct {
+	BlockTokens int
+	Default     bool
+	// How names the mechanism in prose: "automatic prefix caching (full blocks
+	// of 16 tokens)".
+	How string
 }
 
 // DeclaredKV is the KV capacity a server declared, as its engine states it.

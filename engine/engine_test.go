@@ -172,6 +172,29 @@ func TestContextFlags(t *testing.T) {
 	}
 }
 
+// TestPrefixSharing: the engines that hold a shared prefix once say so with their
+// cache's unit; llama.cpp, whose slots each keep their own copy, does not.
+func TestPrefixSharing(t *testing.T) {
+	for _, tc := range []struct {
+		name  Name
+		block int // 0: no cross-request sharing credited
+	}{
+		{VLLM, 16}, {SGLang, 1}, {LlamaCpp, 0},
+	} {
+		e, ok := Of(tc.name)
+		if !ok {
+			t.Fatalf("%s: unknown", tc.name)
+		}
+		got := 0
+		if e.Prefix != nil {
+			got = e.Prefix.BlockTokens
+		}
+		if got != tc.block {
+			t.Errorf("%s: prefix block %d, want %d", tc.name, got, tc.block)
+		}
+	}
+}
+
 // TestOfOwnedByAndMetricPrefix: the probe tells the engine from owned_by and from
 // a /metrics series' prefix; what no engine writes names none.
 func TestOfOwnedByAndMetricPrefix(t *testing.T) {

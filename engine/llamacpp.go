@@ -11,7 +11,10 @@ package engine
 // than the max context size" (error type exceed_context_size_error) for a request
 // longer than its slot. A request whose output runs into its slot's end stops
 // generating there and is answered with what it has; -c is split among the -np
-// slots unless --kv-unified, and /props reports each slot's n_ctx.
+// slots unless --kv-unified, and /props reports each slot's n_ctx. It shares no
+// prefix across requests: a slot reuses only its own previous prompt
+// (cache_prompt), so every slot holds its own copy of a prefix the requests
+// share (Prefix nil).
 func llamaCpp() Engine {
 	return Engine{
 		Name:         LlamaCpp,

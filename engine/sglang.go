@@ -37,6 +37,9 @@ func sglang() Engine {
 		},
 		ContextFlag: "--context-length",
 		MinTokens:   true,
+		// SGLang's radix cache, on by default (srt/mem_cache/radix_cache.py):
+		// token-granular at the default --page-size 1.
+		Prefix: &PrefixSharing{BlockTokens: 1, Default: true, How: "SGLang's radix cache"},
 		Bench: &Bench{
 			Rerun: func(completions, c int) string {
 				return fmt.Sprintf("rerun them with sglang.bench_serving --request-rate inf and --num-prompts well above %d (the completions a level's steady-state window needs at c=%d)", completions, c)

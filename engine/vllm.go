@@ -39,6 +39,10 @@ func vllm() Engine {
 		},
 		ContextFlag: "--max-model-len",
 		MinTokens:   true,
+		// vLLM v1's automatic prefix caching, on by default (vllm/v1/core/
+		// block_pool.py): full blocks of block_size (16 on GPUs) under chained
+		// hashes, shared by reference count.
+		Prefix: &PrefixSharing{BlockTokens: 16, Default: true, How: "vLLM's automatic prefix caching"},
 		Bench: &Bench{
 			Rerun: func(completions, c int) string {
 				return fmt.Sprintf("rerun them with vllm bench serve --request-rate inf (a finite rate under --max-concurrency cannot keep that many requests in flight) and --num-prompts well above %d (the completions a level's steady-state window needs at c=%d)", completions, c)

@@ -71,6 +71,10 @@ type Options struct {
 	ReplaySpeeds      []float64     // one level per time scale of the replay (default 1)
 	ReplayFormat      string        // "ceiling", "mooncake", "aiperf-single-turn"; "" tells from the file
 	ReplayBlockTokens int           // prompt tokens of one hashed block of a Mooncake trace (default 512)
+	// PrefixHitRate is a target share of prompt tokens served from the server's
+	// prefix cache: it sizes the shared prefix, and each level is preceded by a
+	// cache flush and a priming of the prefix groups (prefixhit.go).
+	PrefixHitRate float64
 
 	MetricsURL     string // "" = the server's /metrics when it answers; "off" = none
 	ScrapeInterval time.Duration
@@ -338,7 +342,7 @@ func (o *Options) plan() trace.Plan {
 		PromptTokens:       o.PromptTokens,
 		OutputTokens:       o.OutputTokens,
 		Dataset:            o.Dataset,
-		SharedPrefixTokens: o.SharedPrefixTokens,
+		SharedPrefixTokens: o.sharedPrefix(),
 		IgnoreEOS:          o.IgnoreEOS,
 		TimeoutS:           o.Timeout.Seconds(),
 		RequestTimeoutS:    o.RequestTimeout.Seconds(),

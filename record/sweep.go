@@ -106,7 +106,12 @@ func (r *recorder) sweep(ctx context.Context, start int) error {
 			r.info.StopReason = "interrupted before level " + fmt.Sprint(i)
 			return ErrInterrupted
 		}
+		prepared := r.prefixCycle(ctx, lv.index)
+		if prepared != "" {
+			r.progress("level %d (%s): %s", lv.index, levelLabel(lv), prepared)
+		}
 		li, gone, failing, err := r.runLevel(ctx, hard, lv, total)
+		li.PrefixCache = prepared
 		if err != nil {
 			// A part of the level could not be written: it is not done.
 			return &sealError{level: lv.index, err: err}

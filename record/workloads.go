@@ -90,7 +90,7 @@ func (o *Options) validateWorkload() error {
 		return errors.New("Options.ThinkTime needs Options.Turns 2 or more")
 	case o.Prefixes < 0:
 		return errors.New("Options.Prefixes must not be negative")
-	case o.Prefixes > 1 && o.SharedPrefixTokens == 0:
+	case o.Prefixes > 1 && o.sharedPrefix() == 0:
 		return errors.New("Options.Prefixes needs Options.SharedPrefixTokens N (the length of each prefix)")
 	case len(o.PrefixMix) > 0 && len(o.PrefixMix) != max(o.Prefixes, 1):
 		return fmt.Errorf("Options.PrefixMix has %d weights for %d prefixes (Options.Prefixes)", len(o.PrefixMix), max(o.Prefixes, 1))
@@ -114,6 +114,9 @@ func (o *Options) validateWorkload() error {
 	case len(o.ReplaySpeeds) > 0 && o.Replay == "":
 		return errors.New("Options.ReplaySpeeds needs Options.Replay FILE")
 	}
+	if err := o.validatePrefixHitRate(); err != nil {
+		return err
+	}
 	for _, w := range o.PrefixMix {
 		if !finite(w) || w < 0 {
 			return fmt.Errorf("Options.PrefixMix weight %v: weights must be non-negative numbers", w)
@@ -130,7 +133,7 @@ func (o *Options) validateWorkload() error {
 // syntheticConfig is the synthetic workload the options ask for. A replay's
 // lengths are its own; its median prompt is the length calibrated.
 func (o *Options) syntheticConfig(replay []replayEntry) (workload.Config, error) {
-	cfg := workload.Config{Seed: o.workloadSeed(), SharedPrefix: o.SharedPrefixTokens, Prefixes: o.Prefixes, Mix: o.PrefixMix,
+	cfg := workload.Config{Seed: o.workloadSeed(), SharedPrefix: o.sharedPrefix(), Prefixes: o.Prefixes, Mix: o.PrefixMix,
 		Prompt: workload.Lengths{Kind: "fixed", A: float64(o.PromptTokens)},
 		Output: workload.Lengths{Kind: "fixed", A: float64(o.OutputTokens)}}
 	var err error
@@ -164,6 +167,7 @@ func (o *Options) planWorkload(p *trace.Plan) {
 	p.DatasetFilter, p.DatasetMaxTokens = o.DatasetFilter, o.DatasetMaxTokens
 	p.Turns, p.ThinkTimeS = o.Turns, o.ThinkTime.Seconds()
 	p.Prefixes, p.PrefixMix = o.Prefixes, o.PrefixMix
+	p.PrefixHitRate = o.PrefixHitRate
 	p.Burstiness = o.Burstiness
 	if o.Replay != "" {
 		p.Mode = "replay"

@@ -233,6 +233,11 @@ type Plan struct {
 	// Search is the --concurrency auto (or --rate auto) search's settings; absent
 	// for a fixed list of levels and in traces recorded before the search.
 	Search *SearchPlan `json:"search,omitempty"`
+
+	// PrefixHitRate is the target share of prompt tokens served from the prefix
+	// cache (--prefix-hit-rate): SharedPrefixTokens was sized for it, and each
+	// level was preceded by a cache flush and a priming of the prefix groups.
+	PrefixHitRate float64 `json:"prefix_hit_rate,omitempty"`
 }
 
 // SearchPlan is what the ceiling search was asked to find: its criteria in the
@@ -388,6 +393,9 @@ type LevelInfo struct {
 	Ended    time.Time `json:"ended"`
 	Requests int       `json:"requests"`
 	Errors   int       `json:"errors"`
+	// PrefixCache says how the prefix cache was prepared before the level
+	// (--prefix-hit-rate): flushed or why not, and the prefix groups primed.
+	PrefixCache string `json:"prefix_cache,omitempty"`
 	// Rows is the number of rows of the level sealed (warm-up included): a level is
 	// listed only once all of them are, and --resume re-runs one whose rows are
 	// missing. 0 in traces written before it was added.

@@ -380,6 +380,9 @@ func capacityLines(c *analyze.Capacity) []string {
 	if c.ConcurrencyAtMeanRequest != nil && c.MeanRequestTokens != nil {
 		out = append(out, fmt.Sprintf("concurrency at the mean request (%.0f tokens): %.1f", *c.MeanRequestTokens, *c.ConcurrencyAtMeanRequest))
 	}
+	if ps := c.PrefixSharing; ps != nil && ps.Text != "" {
+		out = append(out, ps.Text)
+	}
 	if c.ConcurrencyAtP99Request != nil && c.P99RequestTokens != nil {
 		out = append(out, fmt.Sprintf("concurrency at the p99 request (%.0f tokens): %.1f", *c.P99RequestTokens, *c.ConcurrencyAtP99Request))
 	}

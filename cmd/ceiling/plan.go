@@ -42,6 +42,9 @@ func runPlan(ctx context.Context, e env, args []string) int {
 	outputTokens := fs.Int("output-tokens", 512, "output tokens per request of the workload")
 	compareShapes := fs.Bool("compare-shapes", false, "print every DP × TP shape of the same GPUs side by side (KV capacity, concurrency)")
 	hostKV := fs.Float64("host-kv-gib", 0, "host memory of a KV offload tier per serving engine (vLLM CPU offloading, LMCache, SGLang HiCache), GiB: the KV ceiling with and without it, as a prediction")
+	prefixTokens := fs.Int("prefix-tokens", 0, "tokens at the start of each prompt that the requests share (a system prompt, documents): an engine with prefix caching (vLLM, SGLang; not llama.cpp) holds them once per KV cache, in full blocks of 16")
+	prefixHitRate := fs.Float64("prefix-hit-rate", 0, "instead of --prefix-tokens: the share of prompt tokens served from the prefix cache; the shared prefix is that share of --prompt-tokens")
+	prefixes := fs.Int("prefixes", 1, "distinct shared prefixes, each held once per KV cache (with --prefix-tokens or --prefix-hit-rate)")
 	levelsFlag := fs.String("levels", "", "the sweep you intend, e.g. 1,2,4,...,1024: each level against the KV budget and the roofline (default: the proposed sweep)")
 	h := help{name: "plan", head: "Usage: ceiling plan --model-config config.json (--gpu NAME | --gpu-memory-gib N) [flags]\n\n" +
 		"Prints the KV-cache and memory budget of one GPU step by step and proposes sweep levels\n" +
@@ -64,6 +67,18 @@ func runPlan(ctx context.Context, e env, args []string) int {
 		return usageErr(fmt.Sprintf("--output-tokens must be from 1 to %d, got %d", int64(capacity.MaxContextTokens), *outputTokens))
 	case *hostKV < 0 || math.IsNaN(*hostKV) || math.IsInf(*hostKV, 0) || *hostKV > maxHostKVGiB:
 		return usageErr(fmt.Sprintf("--host-kv-gib must be from 0 to %d GiB, got %g", maxHostKVGiB, *hostKV))
+	case *prefixTokens < 0 || *prefixTokens >= *promptTokens:
+		return usageErr(fmt.Sprintf("--prefix-tokens must be from 0 to below --prompt-tokens (%d), got %d", *promptTokens, *prefixTokens))
+	case !(*prefixHitRate >= 0 && *prefixHitRate < 1):
+		return usageErr(fmt.Sprintf("--prefix-hit-rate must be from 0 to below 1, got %v", *prefixHitRate))
+	case *prefixTokens > 0 && *prefixHitRate > 0:
+		return usageErr("give --prefix-tokens or --prefix-hit-rate, not both")
+	case *prefixes < 1:
+		return usageErr(fmt.Sprintf("--prefixes must be at least 1, got %d", *prefixes))
+	}
+	shared := capacity.SharedPrefix{Tokens: float64(*prefixTokens), Prefixes: *prefixes, BlockTokens: capacity.DefaultPrefixBlock}
+	if *prefixHitRate > 0 {
+		shared.Tokens = math.Floor(*prefixHitRate * float64(*promptTokens))
 	}
 	if err := cf.check(); err != nil {
 		return usageErr(err.Error())
@@ -95,10 +110,10 @@ func runPlan(ctx context.Context, e env, args []string) int {
 	if mml == 0 {
 		mml = cfg.MaxModelLen
 	}
-	writePlan(e.stdout, p, cf.modelConfig, mml, *promptTokens, *outputTokens)
+	writePlan(e.stdout, p, cf.modelConfig, mml, *promptTokens, *outputTokens, shared)
 	writeMaxModelLenAlarm(e.stdout, p, mml)
 	if *hostKV > 0 {
-		writeHostTier(e.stdout, p, *hostKV, *promptTokens, *outputTokens)
+		writeHostTier(e.stdout, p, *hostKV, *promptTokens, *outputTokens, shared)
 	}
 	if *compareShapes {
 		writeCompareShapes(e.stdout, p, mml, *promptTokens+*outputTokens)
@@ -109,9 +124,10 @@ func runPlan(ctx context.Context, e env, args []string) int {
 	}
 	proposed := levels == nil
 	if proposed {
-		levels = capacity.ProposeLevels(p.Concurrency(float64(*promptTokens + *outputTokens)))
+		c, _ := p.ConcurrencyShared(float64(*promptTokens+*outputTokens), shared)
+		levels = capacity.ProposeLevels(c)
 	}
-	writeLevels(e.stdout, p, r, levels, *promptTokens, *outputTokens, proposed)
+	writeLevels(e.stdout, p, r, levels, *promptTokens, *outputTokens, proposed, shared)
 	if rerr != nil {
 		fmt.Fprintf(e.stdout, "No roofline: %v\n", flagError(rerr))
 	}
@@ -123,7 +139,7 @@ func gibs(b int64) string { return fmt.Sprintf("%.2f GiB", float64(b)/float64(1<
 // commas writes n with thousands separators.
 func commas(n int64) string { return numfmt.Int(n) }
 
-func writePlan(w io.Writer, p *capacity.PlanResult, path string, maxModelLen int64, prompt, output int) {
+func writePlan(w io.Writer, p *capacity.PlanResult, path string, maxModelLen int64, prompt, output int, shared capacity.SharedPrefix) {
 	c, kv := p.Config, p.KV
 	fmt.Fprintf(w, "Model         %s (%s, %d layers)\n", path, c.ModelType, c.Layers)
 	fmt.Fprintf(w, "KV per token  %s bytes per GPU\n", commas(kv.BytesPerToken()))
@@ -153,6 +169,13 @@ func writePlan(w io.Writer, p *capacity.PlanResult, path string, maxModelLen int
 	label := fmt.Sprintf("at %s tokens (%s prompt + %s output)", commas(int64(tokens)), commas(int64(prompt)), commas(int64(output)))
 	ceiling := p.Concurrency(float64(tokens))
 	fmt.Fprintf(w, "  %-50s%8.2f\n", label, ceiling)
+	unshared := ceiling
+	if c, ok := p.ConcurrencyShared(float64(tokens), shared); ok {
+		ceiling = c
+		fmt.Fprintf(w, "  %-50s%8.2f\n", fmt.Sprintf("with %s shared prefix tokens counted once", commas(int64(shared.Counted()))), ceiling)
+	} else if shared.Tokens > 0 {
+		fmt.Fprintf(w, "  (the %s shared prefix tokens share nothing: no full block of %d, or the prefixes fill the cache)\n", commas(int64(shared.Tokens)), shared.BlockTokens)
+	}
 
 	levels := capacity.ProposeLevels(ceiling)
 	fmt.Fprintln(w)
@@ -161,6 +184,10 @@ func writePlan(w io.Writer, p *capacity.PlanResult, path string, maxModelLen int
 	} else {
 		fmt.Fprintf(w, "Predicted KV ceiling: about %.0f concurrent requests of %s tokens (the server's batch limit, the\n", math.Floor(ceiling), commas(int64(tokens)))
 		fmt.Fprintf(w, "throughput knee or the SLOs may bind earlier; beyond it levels measure queueing, not serving).\n")
+		if ceiling != unshared {
+			fmt.Fprintf(w, "Shared prefixes counted once: %s of each request's tokens are %s held once per KV cache by an\n", commas(int64(shared.Counted())), plural(max(shared.Prefixes, 1), "prefix"))
+			fmt.Fprintf(w, "engine with prefix caching (vLLM, SGLang; blocks of %d), so about %.0f instead of %.0f; llama.cpp holds a copy per slot.\n", shared.BlockTokens, math.Floor(ceiling), math.Floor(unshared))
+		}
 		fmt.Fprintf(w, "The sweep below brackets it, up to about twice it.\n")
 	}
 	strs := make([]string, len(levels))

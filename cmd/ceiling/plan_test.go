@@ -6,6 +6,8 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -95,12 +97,46 @@ func TestPlanErrors(t *testing.T) {
 		{"missing field", []string{"--model-config", noHeads, "--gpu", "h100"}, exitFailed, "num_key_value_heads"},
 		{"too many weights", []string{"--model-config", "../../samples/models/llama-3.1-70b.json", "--gpu", "rtx-4090"}, exitFailed, "no memory left"},
 		{"bad kv dtype", []string{"--model-config", "../../samples/models/llama-3.1-8b.json", "--gpu", "h100", "--kv-dtype", "int2"}, exitUsage, "int2"},
+		{"prefix as long as the prompt", []string{"--model-config", "../../samples/models/llama-3.1-8b.json", "--gpu", "h100", "--prompt-tokens", "100", "--prefix-tokens", "100"}, exitUsage, "--prefix-tokens"},
+		{"prefix hit rate of 1", []string{"--model-config", "../../samples/models/llama-3.1-8b.json", "--gpu", "h100", "--prefix-hit-rate", "1"}, exitUsage, "--prefix-hit-rate"},
+		{"prefix tokens and hit rate", []string{"--model-config", "../../samples/models/llama-3.1-8b.json", "--gpu", "h100", "--prefix-tokens", "10", "--prefix-hit-rate", "0.5"}, exitUsage, "not both"},
 		{"gpus not multiple of tp", []string{"--model-config", "../../samples/models/llama-3.1-8b.json", "--gpu", "h100", "--gpus", "3", "--tp", "2"}, exitUsage, "multiple"}, // a usage error (issue 8 item 16)
 	}
 	for _, tt := range tests {
 		code, out, errs := runPlanArgs(tt.args...)
 		if code != tt.code || !strings.Contains(out+errs, tt.want) {
 			t.Errorf("%s: exit %d, want %d with %q in:\n%s%s", tt.name, code, tt.code, tt.want, out, errs)
+		}
+	}
+}
+
+// TestPlanSharedPrefix: with --prefix-tokens (or the same as --prefix-hit-rate)
+// plan counts the shared prefix once per KV cache: the predicted KV ceiling is
+// (capacity − prefix) ÷ unshared tokens, the levels' verdicts follow it, and
+// without the flag the output is the unshared one.
+func TestPlanSharedPrefix(t *testing.T) {
+	base := []string{"--model-config", "../../samples/models/llama-3.1-8b.json", "--gpu", "h100", "--prompt-tokens", "2100", "--output-tokens", "100"}
+	_, plain, _ := runPlanArgs(base...)
+	if strings.Contains(plain, "counted once") {
+		t.Fatalf("plan without a shared prefix mentions one:\n%s", plain)
+	}
+	for _, extra := range [][]string{{"--prefix-tokens", "2000"}, {"--prefix-hit-rate", "0.9524"}} {
+		code, out, errs := runPlanArgs(append(append([]string{}, base...), extra...)...)
+		if code != exitOK {
+			t.Fatalf("%v: exit %d: %s", extra, code, errs)
+		}
+		m := regexp.MustCompile(`so about (\d+) instead of (\d+)`).FindStringSubmatch(out)
+		if m == nil {
+			t.Fatalf("%v: no shared-prefix ceiling in:\n%s", extra, out)
+		}
+		shared, _ := strconv.Atoi(m[1])
+		whole, _ := strconv.Atoi(m[2])
+		// 456,504 tokens: 207 requests of 2,200; (456,504 − 2,000) / 200 = 2,272.
+		if whole != 207 || shared != 2272 {
+			t.Errorf("%v: about %d instead of %d; want 2272 instead of 207", extra, shared, whole)
+		}
+		if !strings.Contains(out, "2048       411,600     0.90×") || !strings.Contains(out, "serves") {
+			t.Errorf("%v: the level table does not count the prefix once:\n%s", extra, out)
 		}
 	}
 }

@@ -111,10 +111,10 @@ func parseLevels(s string) ([]int, error) {
 // writeLevels evaluates each level of the intended sweep against the KV budget and the
 // roofline: the KV demand at the workload's lengths, and what the hardware could do at
 // the batch that fits.
-func writeLevels(w io.Writer, p *capacity.PlanResult, r *capacity.Roofline, levels []int, prompt, output int, proposed bool) {
+func writeLevels(w io.Writer, p *capacity.PlanResult, r *capacity.Roofline, levels []int, prompt, output int, proposed bool, shared capacity.SharedPrefix) {
 	tokens := float64(prompt + output)
 	ctx := float64(prompt) + float64(output)/2 // a decoding request's mean context
-	ceiling := p.Concurrency(tokens)
+	ceiling, _ := p.ConcurrencyShared(tokens, shared)
 	budget := float64(p.KVTokens) * float64(p.Shape.KVCaches())
 	title := "Your sweep"
 	if proposed {
@@ -127,7 +127,8 @@ func writeLevels(w io.Writer, p *capacity.PlanResult, r *capacity.Roofline, leve
 	}
 	fmt.Fprintln(w, header+"  verdict")
 	var queueing []int
-	for _, v := range capacity.LevelVerdicts(p, r, levels, prompt, output) {
+	var topDemand float64
+	for _, v := range capacity.LevelVerdictsShared(p, r, levels, prompt, output, shared) {
 		line := fmt.Sprintf("  %7d %13s %8.2f×", v.Level, commas(int64(v.Demand)), v.Budget)
 		if r != nil && v.Batch >= 1 {
 			pt := v.Roofline
@@ -139,13 +140,19 @@ func writeLevels(w io.Writer, p *capacity.PlanResult, r *capacity.Roofline, leve
 		if !v.Serves {
 			verdict = "queueing only"
 			queueing = append(queueing, v.Level)
+			topDemand = v.Demand
 		}
 		fmt.Fprintln(w, line+"  "+verdict)
 	}
 	if len(queueing) > 0 {
 		top := queueing[len(queueing)-1]
-		fmt.Fprintf(w, "Verdict: %d of %d levels can only measure queueing (%s; at the top, %s × %s tokens = %s tokens = %.1f× the KV budget).\n",
-			len(queueing), len(levels), joinInts(queueing), commas(int64(top)), commas(int64(tokens)), shortTokens(float64(top)*tokens), float64(top)*tokens/budget)
+		if shared.Counted() > 0 && topDemand != float64(top)*tokens {
+			fmt.Fprintf(w, "Verdict: %d of %d levels can only measure queueing (%s; at the top, %s requests with the shared prefixes held once = %s tokens = %.1f× the KV budget).\n",
+				len(queueing), len(levels), joinInts(queueing), commas(int64(top)), shortTokens(topDemand), topDemand/budget)
+		} else {
+			fmt.Fprintf(w, "Verdict: %d of %d levels can only measure queueing (%s; at the top, %s × %s tokens = %s tokens = %.1f× the KV budget).\n",
+				len(queueing), len(levels), joinInts(queueing), commas(int64(top)), commas(int64(tokens)), shortTokens(float64(top)*tokens), float64(top)*tokens/budget)
+		}
 		fmt.Fprintf(w, "Beyond about %.0f concurrent requests the server cannot batch more; sweep up to about twice that.\n", math.Floor(ceiling))
 	} else {
 		fmt.Fprintf(w, "Verdict: every level fits the KV budget (%.0f requests of %s tokens).\n", math.Floor(ceiling), commas(int64(tokens)))

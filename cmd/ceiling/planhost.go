@@ -42,13 +42,20 @@ func planHostTier(p *capacity.PlanResult, hostGiB float64, tokens int) hostTierK
 // serving engine, as a prediction: the host tier keeps KV that would otherwise be
 // recomputed (prefixes to reuse, preempted requests), while a request decodes
 // from GPU memory, so the running batch stays the GPU's.
-func writeHostTier(w io.Writer, p *capacity.PlanResult, hostGiB float64, prompt, output int) {
+func writeHostTier(w io.Writer, p *capacity.PlanResult, hostGiB float64, prompt, output int, shared capacity.SharedPrefix) {
 	tokens := prompt + output
 	gpu := p.Concurrency(float64(tokens))
-	h := planHostTier(p, hostGiB, tokens)
+	// With shared prefixes (counted once in the GPUs' cache) a request's own KV
+	// is its unshared tokens, in the host tier as on the GPUs.
+	own, with := tokens, ""
+	if c, ok := p.ConcurrencyShared(float64(tokens), shared); ok {
+		gpu, own = c, tokens-int(shared.Counted())
+		with = fmt.Sprintf(" (%s shared prefix tokens counted once)", commas(int64(shared.Counted())))
+	}
+	h := planHostTier(p, hostGiB, own)
 	fmt.Fprintf(w, "\nHost KV tier (a prediction: --host-kv-gib %g per serving engine)\n", hostGiB)
 	fmt.Fprintf(w, "  %-50s%14s\n", "host tier holds, per serving engine", commas(int64(math.Round(h.tokensPerEngine)))+" tokens")
-	fmt.Fprintf(w, "  %-50s%8.2f\n", fmt.Sprintf("requests of %s tokens the GPUs' KV holds", commas(int64(tokens))), gpu)
+	fmt.Fprintf(w, "  %-50s%8.2f\n", fmt.Sprintf("requests of %s tokens the GPUs' KV holds%s", commas(int64(tokens)), with), gpu)
 	fmt.Fprintf(w, "  %-50s%8.2f\n", "... the GPUs' and the host tier's together", gpu+h.requests)
 	fmt.Fprintf(w, "Predicted: at most about %.0f requests run at once with or without the host tier (a request decodes\n", math.Floor(gpu))
 	fmt.Fprintf(w, "from GPU memory: the GPUs' KV binds the batch); the host tier keeps the KV of about %.0f more\n", math.Floor(h.requests))

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -56,5 +57,43 @@ func TestPlanHostTier(t *testing.T) {
 		if code != exitUsage || !strings.Contains(errs, "--host-kv-gib must be from 0 to") {
 			t.Errorf("--host-kv-gib %s: exit %d, %q; want a usage error naming the flag", bad, code, errs)
 		}
+	}
+}
+
+// TestPlanSharedPrefixAndHostTier: issue 30's plan shows the ceiling with shared
+// prefixes and a host tier together: the GPUs' ceiling counts the shared prefix
+// once (as the plan's own line does), and the host tier holds requests of their
+// unshared tokens.
+func TestPlanSharedPrefixAndHostTier(t *testing.T) {
+	args := []string{"--model-config", "../../samples/models/llama-3.1-70b.json", "--gpu", "H100 SXM", "--gpus", "8", "--tp", "8",
+		"--prompt-tokens", "2000", "--output-tokens", "1000", "--prefix-tokens", "1600"}
+	code, shared, errs := runPlanArgs(append(args, "--host-kv-gib", "512")...)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	code, plain, errs := runPlanArgs(append(args[:len(args)-2], "--host-kv-gib", "512")...)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	gpuLine := func(out string) float64 {
+		for _, l := range strings.Split(out, "\n") {
+			if strings.Contains(l, "tokens the GPUs' KV holds") {
+				f := strings.Fields(l)
+				v, err := strconv.ParseFloat(f[len(f)-1], 64)
+				if err != nil {
+					t.Fatalf("line %q: %v", l, err)
+				}
+				return v
+			}
+		}
+		t.Fatalf("no GPU line in:\n%s", out)
+		return 0
+	}
+	if !strings.Contains(shared, "(1,600 shared prefix tokens counted once)") {
+		t.Errorf("the host-tier section does not say the prefix is counted once:\n%s", shared)
+	}
+	// 1,600 of 3,000 tokens shared: about 3,000/1,400 ≈ 2.1× the requests.
+	if g, p := gpuLine(shared), gpuLine(plain); !(g > 2*p && g < 2.2*p) {
+		t.Errorf("GPUs' ceiling with a shared prefix %.2f, without %.2f: want about 2.1×", g, p)
 	}
 }

@@ -81,6 +81,7 @@ func runRecord(ctx context.Context, e env, args []string) int {
 	replayBlock := fs.Int("replay-block-tokens", 0, "prompt tokens one hash id of a --replay mooncake trace stands for (default 512, as Mooncake's traces)")
 	replaySpeed := fs.String("replay-speed", "", "time scales of --replay, one level each, e.g. 1,2,4 (2 = twice as fast; default 1)")
 	shared := fs.Int("shared-prefix-tokens", 0, "tokens of common prefix in every synthetic prompt (default: none, each prompt unique)")
+	prefixHitRate := fs.Float64("prefix-hit-rate", 0, "target share of prompt tokens served from the server's prefix cache, e.g. 0.8: sizes the shared prefix (whole blocks of 16) and flushes the cache (vLLM /reset_prefix_cache, SGLang /flush_cache) and primes each prefix group before every level; the analysis checks each level's hit rate against it (docs/recording.md)")
 	ignoreEOS := fs.Bool("ignore-eos", false, "send ignore_eos: true so output lengths are exact on servers that honour it")
 	timeout := fs.Duration("timeout", 5*time.Minute, "fail a request that receives no token for this long (a stalled stream; SSE keep-alive comments do not count)")
 	requestTimeout := fs.Duration("request-timeout", record.DefaultRequestTimeout, "fail a request that has not finished after this long, however much it still sends")
@@ -171,6 +172,7 @@ func runRecord(ctx context.Context, e env, args []string) int {
 		ReplayFormat:       *replayFormat,
 		ReplayBlockTokens:  *replayBlock,
 		SharedPrefixTokens: *shared,
+		PrefixHitRate:      *prefixHitRate,
 		IgnoreEOS:          *ignoreEOS,
 		Timeout:            *timeout,
 		RequestTimeout:     *requestTimeout,

@@ -45,6 +45,7 @@ func recordFlagNames() map[string]string {
 		"Options.DatasetMaxTokens":   "--dataset-max-tokens",
 		"Options.PrefixMix":          "--prefix-mix",
 		"Options.Prefixes":           "--prefixes",
+		"Options.PrefixHitRate":      "--prefix-hit-rate",
 		"Options.ReplaySpeeds":       "--replay-speed",
 		"Options.ReplayFormat":       "--replay-format",
 		"Options.ReplayBlockTokens":  "--replay-block-tokens",

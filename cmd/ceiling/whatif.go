@@ -51,6 +51,8 @@ func runWhatIf(ctx context.Context, e env, args []string) int {
 	fs.Int64Var(&ch.MaxModelLen, "to-max-model-len", 0, "predict at this max_model_len")
 	fs.StringVar(&ch.KVDtype, "to-kv-dtype", "", "predict with this KV cache dtype (bf16, fp16, fp8)")
 	fs.StringVar(&ch.WeightDtype, "to-weight-dtype", "", "predict with the weights in this precision (bf16, fp8, fp4, int4)")
+	fs.Float64Var(&ch.PrefixTokens, "to-prefix-tokens", 0, "predict with this many tokens at the start of each prompt shared by the requests, held once per KV cache (engines with prefix caching: vLLM, SGLang)")
+	fs.Float64Var(&ch.PrefixHitRate, "to-prefix-hit-rate", 0, "instead of --to-prefix-tokens: the share of each prompt served from the prefix cache")
 	fs.StringVar(&ch.GPU, "to-gpu", "", "predict on this catalog GPU")
 	fs.IntVar(&ch.GPUs, "to-gpus", 0, "predict with this many GPUs")
 	fs.IntVar(&ch.TP, "to-tp", 0, "predict at this tensor-parallel size")

@@ -94,3 +94,36 @@ func TestWhatIfJSONLevels(t *testing.T) {
 		t.Errorf("%d levels predicted; want the 6 valid ones", predicted)
 	}
 }
+
+// TestWhatIfSharedPrefix: --to-prefix-tokens counts a shared prefix once per KV
+// cache on an imported run whose engine is not known (the flag taken at its word,
+// and the basis says so), raising the predicted KV ceiling, and gives llama.cpp,
+// whose slots keep their own copies, no such credit.
+func TestWhatIfSharedPrefix(t *testing.T) {
+	llama := "../../samples/models/llama-3.1-8b.json"
+	out := ceiling(t, "whatif", "../../samples/llamacpp-d768-4slots.parquet", "--model-config", llama, "--gpu", "h100-sxm",
+		"--to-prefix-tokens", "500")
+	if !strings.Contains(out, "not counted once: llama.cpp shares no prefix across requests") {
+		t.Errorf("llama.cpp what-if credits a shared prefix:\n%s", out)
+	}
+	files, err := filepath.Glob(filepath.Join(peerDir(t), "aurotripathy-*h100*.json"))
+	if err != nil || len(files) != 9 {
+		t.Fatalf("want the 9 H100 files, got %d (%v)", len(files), err)
+	}
+	run := filepath.Join(t.TempDir(), "h100.parquet")
+	ceiling(t, append(append([]string{"import"}, files...), "-o", run)...)
+	kv := func(extra ...string) analyze.WhatIfRow {
+		var doc analyze.WhatIfDoc
+		args := append([]string{"whatif", run, "--model-config", llama, "--gpu", "h100-sxm", "--gpus", "1", "--to-prompt-tokens", "2100", "--format", "json"}, extra...)
+		if err := json.Unmarshal([]byte(ceiling(t, args...)), &doc); err != nil {
+			t.Fatal(err)
+		}
+		return doc.WhatIf[0].Rows[1]
+	}
+	plain, shared := kv(), kv("--to-prefix-tokens", "2000")
+	if !strings.Contains(shared.Basis, "shared prefixes counted once") || !strings.Contains(shared.Basis, "assumed to share") || shared.KVCeiling <= 2*plain.KVCeiling {
+		t.Errorf("with 2,000 of 2,100 prompt tokens shared: KV ceiling %.1f (%s), without %.1f; want it counted once and far higher",
+			shared.KVCeiling, shared.Basis, plain.KVCeiling)
+	}
+	t.Logf("KV ceiling %.1f without, %.1f with the prefix counted once", plain.KVCeiling, shared.KVCeiling)
+}

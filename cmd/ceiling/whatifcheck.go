@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -28,6 +29,7 @@ func checkWhatIfChange(fs *pflag.FlagSet, ch analyze.WhatIfChange) error {
 		{"to-tp", float64(ch.TP), maxGPUs},
 		{"to-dp", float64(ch.DP), maxGPUs},
 		{"to-pp", float64(ch.PP), maxGPUs},
+		{"to-prefix-tokens", ch.PrefixTokens, maxCtx},
 	} {
 		if !fs.Changed(f.name) {
 			continue
@@ -35,6 +37,12 @@ func checkWhatIfChange(fs *pflag.FlagSet, ch analyze.WhatIfChange) error {
 		if math.IsNaN(f.v) || math.IsInf(f.v, 0) || f.v < 1 || f.v > f.max {
 			return fmt.Errorf("--%s must be from 1 to %d, got %s", f.name, int64(f.max), fs.Lookup(f.name).Value)
 		}
+	}
+	if fs.Changed("to-prefix-hit-rate") && !(ch.PrefixHitRate > 0 && ch.PrefixHitRate < 1) {
+		return fmt.Errorf("--to-prefix-hit-rate must be above 0 and below 1, got %s", fs.Lookup("to-prefix-hit-rate").Value)
+	}
+	if fs.Changed("to-prefix-tokens") && fs.Changed("to-prefix-hit-rate") {
+		return errors.New("give --to-prefix-tokens or --to-prefix-hit-rate, not both")
 	}
 	if fs.Changed("to-kv-dtype") {
 		if _, err := capacity.NormalizeDtype(ch.KVDtype); err != nil {

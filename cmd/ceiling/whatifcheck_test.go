@@ -27,6 +27,9 @@ func TestWhatIfRefusesInvalidChanges(t *testing.T) {
 		{"--to-weight-dtype", "fp7"},
 		{"--to-weight-dtype", ""},
 		{"--to-gpu", "no-such-gpu"},
+		{"--to-prefix-tokens", "-1"},
+		{"--to-prefix-hit-rate", "1"},
+		{"--to-prefix-hit-rate", "-0.2"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.flag+"="+tt.value, func(t *testing.T) {

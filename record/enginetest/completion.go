@@ -101,6 +101,54 @@ func (q *request) promptTokens(ep endpoint) (int, error) {
 	return 0, errors.New("prompt: want a string or a list")
 }
 
+// promptTokenIDs is the prompt's token ids, n of them (promptTokens counted
+// them): each word's id, a token id as itself, the messages' texts in order.
+func (q *request) promptTokenIDs(ep endpoint, n int) []uint32 {
+	ids := make([]uint32, 0, n)
+	text := func(raw json.RawMessage) {
+		raw = bytes.TrimSpace(raw)
+		if len(raw) == 0 || raw[0] != '"' {
+			var parts []struct {
+				Text string `json:"text"`
+			}
+			if json.Unmarshal(raw, &parts) == nil {
+				for _, p := range parts {
+					ids = appendTokenIDs(ids, p.Text)
+				}
+			}
+			return
+		}
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			ids = appendTokenIDs(ids, s)
+		}
+	}
+	if ep == endpointChat {
+		for _, m := range q.Messages {
+			text(m.Content)
+		}
+	} else {
+		p := bytes.TrimSpace(q.Prompt)
+		var list []json.RawMessage
+		if len(p) > 0 && p[0] == '[' && json.Unmarshal(p, &list) == nil {
+			for _, el := range list {
+				var id uint32
+				if json.Unmarshal(el, &id) == nil {
+					ids = append(ids, id)
+				} else {
+					text(el)
+				}
+			}
+		} else {
+			text(p)
+		}
+	}
+	if len(ids) != n {
+		return nil // cannot happen: the same split as promptTokens
+	}
+	return ids
+}
+
 // contentTokens counts a message content: a string or a list of parts with "text".
 func contentTokens(c json.RawMessage) (int, error) {
 	c = bytes.TrimSpace(c)
@@ -266,6 +314,9 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, ep endp
 	}
 	if ep == endpointChat {
 		g.reasoning = min(s.cfg.ReasoningTokens, maxTokens)
+	}
+	if s.sim != nil && s.cfg.prefixCaching() {
+		g.ids = q.promptTokenIDs(ep, prompt)
 	}
 	if len(bytes.TrimSpace(q.Stop)) > 0 && !bytes.Equal(bytes.TrimSpace(q.Stop), []byte("null")) {
 		g.finish = "stop"

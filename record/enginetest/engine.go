@@ -118,6 +118,15 @@ type Config struct {
 	MaxBatchedTokens int
 	// Watermark is the share of vLLM's blocks kept free when admitting (default 0.01).
 	Watermark float64
+	// NoPrefixCaching turns off the step schedulers' prefix cache, which is on by
+	// default as in the engines imitated: vLLM v1's automatic prefix caching (full
+	// blocks, chained block hashes, reference counts, an LRU free queue;
+	// kvsim_vllm_prefix.go) and SGLang's radix cache (kvsim_sglang_radix.go).
+	// With it, responses report cached_tokens, /metrics the engine's prefix-cache
+	// counters, and POST /reset_prefix_cache (vLLM) or /flush_cache (SGLang) drop
+	// the cache. A vLLM Version before 0.10 (the V0 engine, whose caching was off
+	// by default) has none; llama.cpp shares nothing across slots.
+	NoPrefixCaching bool
 	// DataParallel runs that many vLLM engines (data parallel), each with its own
 	// KVTokens cache and Slots, requests going to the least loaded (waiting × 4 +
 	// running, as vLLM's DP load balancer scores them); /metrics has one series per
@@ -378,6 +387,9 @@ func (s *Server) simTotals() simState {
 		t.preemptionsTotal += st.preemptionsTotal
 		t.retractedRecent += st.retractedRecent
 		t.steps += st.steps
+		t.prefixQueries += st.prefixQueries
+		t.prefixHits += st.prefixHits
+		t.hitRate += st.hitRate / float64(len(s.engines))
 	}
 	return t
 }
@@ -491,6 +503,14 @@ func (s *Server) routes() http.Handler {
 		mux.HandleFunc("POST /tokenize", s.serveLlamaTokenize)
 	case "sglang":
 		mux.HandleFunc("GET /get_server_info", s.serveSGLangInfo)
+	}
+	if s.sim != nil && s.cfg.prefixCaching() {
+		switch s.cfg.Kind {
+		case "vllm":
+			mux.HandleFunc("POST /reset_prefix_cache", s.serveResetPrefixCache)
+		case "sglang":
+			mux.HandleFunc("/flush_cache", s.serveFlushCache)
+		}
 	}
 	return mux
 }

@@ -25,6 +25,7 @@ type streamResult struct {
 	errEvents int
 	done      bool // ended with [DONE]
 	usage     bool
+	cached    int // the usage's prompt_tokens_details.cached_tokens
 }
 
 func runStream(t *testing.T, ctx context.Context, url, path string, body map[string]any) streamResult {
@@ -58,6 +59,9 @@ func runStream(t *testing.T, ctx context.Context, url, path string, body map[str
 			r.errEvents++
 		case c.Usage != nil:
 			r.usage = true
+			if d := c.Usage.PromptTokensDetails; d != nil {
+				r.cached = d.CachedTokens
+			}
 		case len(c.Choices) == 1 && c.Choices[0].FinishReason == nil &&
 			(c.Choices[0].Delta.Content != nil && *c.Choices[0].Delta.Content != "" || c.Choices[0].Text != nil):
 			r.tokens++

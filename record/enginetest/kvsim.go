@@ -1,5 +1,7 @@
 package enginetest
 
+import "sync/atomic"
+
 // The step schedulers' common state. A kvSim is a deterministic state machine: add
 // queues a request, step runs one engine step and says what it did. It knows no
 // time and no HTTP; the engine loop (kvloop.go) paces the steps and delivers the
@@ -25,6 +27,27 @@ type simReq struct {
 	end     chan struct{} // closed when the request failed
 	failMsg string        // set before end is closed
 	onAdmit func()        // called once by the loop after the first admission
+
+	// ids are the prompt's token ids (hashes of its words) for prefix caching;
+	// nil: a prompt unlike any other. cached is the prompt tokens its first
+	// admission found in the prefix cache, which its usage reports.
+	ids    []uint32
+	cached atomic.Int64
+}
+
+// outputTokenID is the id of every generated token: the engine writes "tok ".
+var outputTokenID = wordID("tok")
+
+// tokenID is the id of r's token i: a prompt token, then generated ones.
+func (r *simReq) tokenID(i int) uint32 {
+	switch {
+	case i >= r.prompt:
+		return outputTokenID
+	case r.ids == nil:
+		// No text known: tokens unique to this request.
+		return uint32(mixToken(mixToken(14695981039346656037, uint32(r.id)), uint32(i)))
+	}
+	return r.ids[i]
 }
 
 func newSimReq(id int64, prompt, maxOut int) *simReq {
@@ -52,6 +75,10 @@ type simState struct {
 	preemptionsTotal int64   // preempted (vLLM) or retracted (SGLang) so far
 	retractedRecent  int     // SGLang's gauge
 	steps            int64   // steps that computed something (llama.cpp's n_decode_total)
+	// Prefix caching: vLLM's counters of looked-up and hit tokens, SGLang's hit
+	// rate of its last prefill batch.
+	prefixQueries, prefixHits int64
+	hitRate                   float64
 }
 
 // kvSim is a step scheduler.
@@ -61,19 +88,22 @@ type kvSim interface {
 	cancel(r *simReq)
 	idle() bool
 	state() simState
+	// resetPrefixCache drops the cached prefixes; false when the engine refuses
+	// (requests hold blocks).
+	resetPrefixCache() bool
 }
 
 // newKVSim builds the step scheduler cfg names (cfg checked by checkScheduler).
 func newKVSim(cfg *Config) kvSim {
 	switch cfg.Scheduler {
 	case SchedulerVLLM:
-		v := newVLLMSim(cfg.KVTokens, cfg.Slots, cfg.MaxBatchedTokens, cfg.Watermark)
+		v := newVLLMSim(cfg.KVTokens, cfg.Slots, cfg.MaxBatchedTokens, cfg.Watermark, cfg.prefixCaching())
 		if cfg.HostKVTokens > 0 {
 			return newOffloadSim(v, cfg.HostKVTokens) // kvsim_offload.go
 		}
 		return v
 	case SchedulerSGLang:
-		return newSGLangSim(cfg.KVTokens, cfg.Slots, cfg.MaxBatchedTokens)
+		return newSGLangSim(cfg.KVTokens, cfg.Slots, cfg.MaxBatchedTokens, cfg.prefixCaching())
 	case SchedulerLlamaUnified, SchedulerLlamaSlots:
 		return newLlamaSim(cfg.KVTokens, cfg.Slots, cfg.MaxBatchedTokens, cfg.Scheduler == SchedulerLlamaUnified)
 	}

@@ -98,3 +98,7 @@ func (l *llamaSim) state() simState {
 	return simState{running: len(l.running), waiting: len(l.waiting), usedTokens: l.used,
 		usage: float64(l.used) / float64(max(l.total, 1)), steps: l.steps}
 }
+
+// resetPrefixCache: llama.cpp keeps no cache across slots to reset; each slot
+// reuses only its own last prompt (cache_prompt).
+func (l *llamaSim) resetPrefixCache() bool { return true }

@@ -18,7 +18,7 @@ func TestOffloadSim(t *testing.T) {
 	for i := range n {
 		prompt[i], out[i] = 40, 160
 	}
-	plain := drive(t, newVLLMSim(1024, 256, 8192, 0.01), prompt, out)
+	plain := drive(t, newVLLMSim(1024, 256, 8192, 0.01, false), prompt, out)
 	if plain.preempted == 0 {
 		t.Fatal("the load never preempted: the test cannot tell the tiers apart")
 	}
@@ -28,7 +28,7 @@ func TestOffloadSim(t *testing.T) {
 		wantLoads bool
 	}{{"large host tier", 1 << 20, true}, {"host tier smaller than an entry", 8, false}} {
 		t.Run(tc.name, func(t *testing.T) {
-			sim := newOffloadSim(newVLLMSim(1024, 256, 8192, 0.01), tc.host)
+			sim := newOffloadSim(newVLLMSim(1024, 256, 8192, 0.01, false), tc.host)
 			run := drive(t, sim, prompt, out)
 			for i := range n {
 				if run.emitted[int64(i)] != out[i] {

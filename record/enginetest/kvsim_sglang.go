@@ -26,16 +26,89 @@ type sglangSim struct {
 	retracted   int // retracted since the last gauge refresh
 	gauge       int // sglang:num_retracted_reqs as last published
 	allTime     int64
+	// The radix cache (kvsim_sglang_radix.go), nil without prefix caching. With
+	// it, used counts the tokens of running requests outside the tree (their
+	// held) plus the tree's locked tokens; the tree's unlocked tokens are free
+	// to the scheduler and evicted when an allocation needs them.
+	tree    *radixTree
+	private int                    // tokens held outside the tree
+	nodes   map[*simReq]*radixNode // the node each running request locks
+	hitRate float64                // sglang:cache_hit_rate
 }
 
-func newSGLangSim(kvTokens, maxRunning, chunk int) *sglangSim {
-	return &sglangSim{total: kvTokens, maxRunning: maxRunning, chunk: chunk, ratio: sglangInitRatio}
+func newSGLangSim(kvTokens, maxRunning, chunk int, prefixCaching bool) *sglangSim {
+	g := &sglangSim{total: kvTokens, maxRunning: maxRunning, chunk: chunk, ratio: sglangInitRatio}
+	if prefixCaching {
+		g.tree, g.nodes = newRadixTree(), map[*simReq]*radixNode{}
+	}
+	return g
 }
 
+// release frees r's tokens (a retraction, a cancel): the tokens in the tree
+// stay there, unlocked.
 func (g *sglangSim) release(r *simReq) {
-	g.used -= r.held
+	if g.tree != nil {
+		g.private -= r.held
+		g.tree.lockPath(g.nodes[r], -1)
+		delete(g.nodes, r)
+		g.used = g.private + g.tree.locked
+	} else {
+		g.used -= r.held
+	}
 	r.held = 0
 	r.computed = 0
+}
+
+// finish caches a finished request's tokens but the last (cache_finished_req)
+// and releases it.
+func (g *sglangSim) finish(r *simReq) {
+	if g.tree != nil {
+		n := r.prompt + r.generated - 1
+		node, _ := g.tree.insert(requestIDs(r, n))
+		// Its tokens are the tree's now or were held there already: nothing
+		// private remains. The lock moves to the new node and is released.
+		g.tree.lockPath(node, 1)
+		g.tree.lockPath(g.nodes[r], -1)
+		g.nodes[r] = node
+	}
+	g.release(r)
+}
+
+// requestIDs is the ids of r's first n tokens.
+func requestIDs(r *simReq, n int) []uint32 {
+	ids := make([]uint32, n)
+	for i := range ids {
+		ids[i] = r.tokenID(i)
+	}
+	return ids
+}
+
+// alloc takes n tokens for r outside the tree, evicting unlocked tree tokens
+// when the pool is short.
+func (g *sglangSim) alloc(r *simReq, n int) {
+	r.held += n
+	if g.tree == nil {
+		g.used += n
+		return
+	}
+	if short := g.private + g.tree.total + n - g.total; short > 0 {
+		g.tree.evict(short)
+	}
+	g.private += n
+	g.used = g.private + g.tree.locked
+}
+
+// resetPrefixCache is Scheduler.flush_cache: refused while requests run or wait.
+func (g *sglangSim) resetPrefixCache() bool {
+	if g.tree == nil {
+		return true
+	}
+	if !g.idle() {
+		return false
+	}
+	g.tree.reset()
+	g.used = g.private
+	return true
 }
 
 func (g *sglangSim) add(r *simReq)    { g.waiting = append(g.waiting, r) }
@@ -58,12 +131,11 @@ func (g *sglangSim) step() stepOut {
 		if g.used >= g.total {
 			break // cannot happen after retract: the last request always fits
 		}
-		r.held++
-		g.used++
+		g.alloc(r, 1)
 		r.computed++
 		out.tokens++
 		if sampled(&out, r) {
-			g.release(r)
+			g.finish(r)
 			r.done = true
 			g.running = remove(g.running, r)
 		}
@@ -94,39 +166,75 @@ func (g *sglangSim) prefill(out *stepOut) bool {
 	}
 	budget := g.chunk
 	var batch []*simReq
+	hits, news := 0, 0
 	for len(g.waiting) > 0 && len(g.running)+len(batch) < g.maxRunning {
 		r := g.waiting[0]
-		in := r.need()
+		var node *radixNode
+		prefix, lock := 0, 0
+		if g.tree != nil {
+			node, prefix = g.tree.match(requestIDs(r, r.need()-1))
+			lock = g.tree.unlocked(node)
+		}
+		in := r.need() - prefix
 		left := r.maxOut - r.generated
-		if float64(in+left) >= rem || (len(batch) > 0 && in > budget) {
+		if float64(in+left+lock) >= rem || (len(batch) > 0 && in > budget) {
 			break
 		}
 		g.waiting = g.waiting[1:]
 		batch = append(batch, r)
-		rem -= float64(in) + float64(left)*g.ratio
+		rem -= float64(in+lock) + float64(left)*g.ratio
 		budget -= in
+		if g.tree != nil {
+			g.tree.lockPath(node, 1)
+			g.nodes[r] = node
+			g.used = g.private + g.tree.locked
+			r.computed = prefix
+			if !r.admitted {
+				r.cached.Store(int64(prefix))
+			}
+			hits += prefix
+		}
+		news += in
 	}
 	if len(batch) == 0 {
 		return false
 	}
+	if g.tree != nil && hits+news > 0 {
+		g.hitRate = float64(hits) / float64(hits+news)
+	}
 	for _, r := range batch {
 		in := r.need()
-		r.held += in
-		g.used += in
+		g.alloc(r, in)
 		r.computed += in
 		out.tokens += in
+		if g.tree != nil {
+			g.cachePrompt(r)
+		}
 		if !r.admitted {
 			r.admitted = true
 			out.admitted = append(out.admitted, r)
 		}
 		if sampled(out, r) {
-			g.release(r)
+			g.finish(r)
 			r.done = true
 			continue
 		}
 		g.running = append(g.running, r)
 	}
 	return true
+}
+
+// cachePrompt inserts r's computed tokens into the tree after its prefill and
+// moves its lock there (cache_unfinished_req); tokens the tree held already are
+// freed.
+func (g *sglangSim) cachePrompt(r *simReq) {
+	node, _ := g.tree.insert(requestIDs(r, r.computed))
+	g.tree.lockPath(node, 1)
+	g.tree.lockPath(g.nodes[r], -1)
+	g.nodes[r] = node
+	g.private -= r.held
+	r.held = 0
+	g.used = g.private + g.tree.locked
 }
 
 // retract frees running requests until 20 decode steps fit for the others
@@ -177,5 +285,5 @@ func (g *sglangSim) retract(out *stepOut) {
 func (g *sglangSim) state() simState {
 	usage := math.Round(float64(g.used)/float64(max(g.total, 1))*sglangTokenUsageDigits) / sglangTokenUsageDigits
 	return simState{running: len(g.running), waiting: len(g.waiting), usedTokens: g.used, usage: usage,
-		retractedRecent: g.gauge, preemptionsTotal: g.allTime}
+		retractedRecent: g.gauge, preemptionsTotal: g.allTime, hitRate: g.hitRate}
 }

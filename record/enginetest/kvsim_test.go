@@ -87,7 +87,7 @@ func TestVLLMSimPreemptsOnlyPastCapacity(t *testing.T) {
 		{5, true},
 		{8, true}, {16, true},
 	} {
-		sim := newVLLMSim(1024, 256, 8192, 0.01)
+		sim := newVLLMSim(1024, 256, 8192, 0.01, false)
 		run := drive(t, sim, repeat(tc.n, 100), repeat(tc.n, 100))
 		if got := run.preempted > 0; got != tc.preempt {
 			t.Errorf("n=%d: %d preemptions, want preemptions %v", tc.n, run.preempted, tc.preempt)
@@ -122,7 +122,7 @@ func TestVLLMSimPreemptsOnlyPastCapacity(t *testing.T) {
 // TestVLLMSimMaxNumSeqs: with a large cache, max_num_seqs bounds the running batch
 // and nothing is preempted.
 func TestVLLMSimMaxNumSeqs(t *testing.T) {
-	sim := newVLLMSim(1<<20, 3, 8192, 0.01)
+	sim := newVLLMSim(1<<20, 3, 8192, 0.01, false)
 	run := drive(t, sim, repeat(10, 100), repeat(10, 50))
 	if run.maxRunning != 3 || run.preempted != 0 {
 		t.Errorf("max running %d, %d preemptions; want 3 and none", run.maxRunning, run.preempted)
@@ -133,7 +133,7 @@ func TestVLLMSimMaxNumSeqs(t *testing.T) {
 // at each block boundary while it decodes; chunked prefill samples no token until
 // the prompt is computed.
 func TestVLLMSimBlocks(t *testing.T) {
-	sim := newVLLMSim(1024, 256, 64, 0)
+	sim := newVLLMSim(1024, 256, 64, 0, false)
 	sim.add(newSimReq(0, 100, 40))
 	var used []int
 	var emitted []int
@@ -166,14 +166,14 @@ func TestVLLMSimBlocks(t *testing.T) {
 func TestVLLMSimWatermark(t *testing.T) {
 	// 100 blocks, watermark 10: the first request (48 blocks) is admitted; the
 	// second (48 blocks) would leave 4 free, under the watermark.
-	sim := newVLLMSim(1600, 256, 8192, 0.1)
+	sim := newVLLMSim(1600, 256, 8192, 0.1, false)
 	sim.add(newSimReq(0, 768, 10))
 	sim.add(newSimReq(1, 768, 10))
 	sim.step()
 	if st := sim.state(); st.running != 1 || st.waiting != 1 {
 		t.Errorf("running %d, waiting %d; want 1 and 1", st.running, st.waiting)
 	}
-	free := newVLLMSim(1600, 256, 8192, 0)
+	free := newVLLMSim(1600, 256, 8192, 0, false)
 	free.add(newSimReq(0, 768, 10))
 	free.add(newSimReq(1, 768, 10))
 	free.step()
@@ -191,7 +191,7 @@ func TestSGLangSimRetractsOnlyPastCapacity(t *testing.T) {
 		n       int
 		retract bool
 	}{{1, false}, {5, false}, {10, true}, {30, true}} {
-		sim := newSGLangSim(1000, 4096, 8192)
+		sim := newSGLangSim(1000, 4096, 8192, false)
 		run := drive(t, sim, repeat(tc.n, 20), repeat(tc.n, 180))
 		if got := run.preempted > 0; got != tc.retract {
 			t.Errorf("n=%d: %d retractions, want retractions %v", tc.n, run.preempted, tc.retract)
@@ -214,7 +214,7 @@ func TestSGLangSimRetractsOnlyPastCapacity(t *testing.T) {
 // TestSGLangSimGauge: sglang:num_retracted_reqs shows the retractions of the last
 // 40 steps, published every 40 steps.
 func TestSGLangSimGauge(t *testing.T) {
-	sim := newSGLangSim(1000, 4096, 8192)
+	sim := newSGLangSim(1000, 4096, 8192, false)
 	for i := range 10 {
 		sim.add(newSimReq(int64(i), 20, 180))
 	}

@@ -9,23 +9,51 @@ type vllmSim struct {
 	maxBatched      int
 	watermarkBlocks int
 	preemptions     int64
+	// pool is the block pool with prefix caching (kvsim_vllm_prefix.go); nil
+	// without it, when the blocks are only counted.
+	pool *blockPool
 }
 
-func newVLLMSim(kvTokens, maxSeqs, maxBatched int, watermark float64) *vllmSim {
+func newVLLMSim(kvTokens, maxSeqs, maxBatched int, watermark float64, prefixCaching bool) *vllmSim {
 	blocks := kvTokens / blockSize
-	return &vllmSim{blocks: blocks, maxSeqs: maxSeqs, maxBatched: maxBatched,
+	v := &vllmSim{blocks: blocks, maxSeqs: maxSeqs, maxBatched: maxBatched,
 		watermarkBlocks: int(watermark * float64(blocks))}
+	if prefixCaching {
+		v.pool = newBlockPool(blocks)
+	}
+	return v
 }
 
 // blocksFor is the number of blocks n tokens occupy.
 func blocksFor(n int) int { return (n + blockSize - 1) / blockSize }
 
-func (v *vllmSim) free() int { return v.blocks - v.used }
+func (v *vllmSim) free() int {
+	if v.pool != nil {
+		return v.pool.numFree()
+	}
+	return v.blocks - v.used
+}
 
 func (v *vllmSim) release(r *simReq) {
-	v.used -= r.held
+	if v.pool != nil {
+		v.pool.release(r)
+		v.used = v.pool.used
+	} else {
+		v.used -= r.held
+	}
 	r.held = 0
 	r.computed = 0
+}
+
+// grow gives r n more blocks.
+func (v *vllmSim) grow(r *simReq, n int) {
+	r.held += n
+	if v.pool != nil {
+		v.pool.allocate(r, n)
+		v.used = v.pool.used
+		return
+	}
+	v.used += n
 }
 
 func (v *vllmSim) add(r *simReq) { v.waiting = append(v.waiting, r) }
@@ -71,9 +99,8 @@ func (v *vllmSim) step() stepOut {
 		if !ok {
 			break
 		}
-		grow := blocksFor(r.computed+n) - r.held
-		r.held += grow
-		v.used += grow
+		v.grow(r, blocksFor(r.computed+n)-r.held)
+		v.cacheFull(r, r.computed+n)
 		sched = append(sched, scheduled{r, n})
 		budget -= n
 		i++
@@ -82,19 +109,33 @@ func (v *vllmSim) step() stepOut {
 	if out.preempted == 0 {
 		for len(v.waiting) > 0 && budget > 0 && len(v.running) < v.maxSeqs {
 			r := v.waiting[0]
-			n := min(r.need(), budget)
+			var hit []int
+			if v.pool != nil {
+				hit = v.pool.lookup(r)
+			}
+			cachedTokens := len(hit) * blockSize
+			n := min(r.need()-cachedTokens, budget)
 			wm := 0
 			if len(sched) > 0 {
 				wm = v.watermarkBlocks
 			}
-			need := blocksFor(r.computed + n)
+			need := blocksFor(cachedTokens+n) - len(hit)
+			if v.pool != nil {
+				need += v.pool.evictable(hit) // touching a free cached block takes it from the free queue
+			}
 			if need+wm > v.free() {
 				break
 			}
 			v.waiting = v.waiting[1:]
 			v.running = append(v.running, r)
-			r.held += need
-			v.used += need
+			if v.pool != nil {
+				v.lookedUp(r, cachedTokens)
+				v.pool.touch(r, hit)
+				r.held, r.computed = len(hit), cachedTokens
+				v.used = v.pool.used
+			}
+			v.grow(r, blocksFor(r.computed+n)-r.held)
+			v.cacheFull(r, r.computed+n)
 			if !r.admitted {
 				r.admitted = true
 				out.admitted = append(out.admitted, r)
@@ -119,7 +160,36 @@ func (v *vllmSim) step() stepOut {
 	return out
 }
 
+// cacheFull registers r's blocks that are full once n tokens are computed.
+func (v *vllmSim) cacheFull(r *simReq, n int) {
+	if v.pool != nil {
+		v.pool.cacheFull(r, n)
+	}
+}
+
+// lookedUp counts r's prefix-cache lookup: its first one sets the cached tokens
+// its usage reports (Request.num_cached_tokens is set once) and feeds the
+// counters; a resumed preempted request's lookup is counted apart by vLLM, so not
+// in the counters here.
+func (v *vllmSim) lookedUp(r *simReq, hit int) {
+	if r.preempted > 0 {
+		return
+	}
+	r.cached.Store(int64(hit))
+	v.pool.queries += int64(r.prompt + r.generated)
+	v.pool.hits += int64(hit)
+}
+
+// resetPrefixCache is POST /reset_prefix_cache: false when blocks are in use.
+func (v *vllmSim) resetPrefixCache() bool {
+	return v.pool == nil || v.pool.reset()
+}
+
 func (v *vllmSim) state() simState {
-	return simState{running: len(v.running), waiting: len(v.waiting), usedTokens: v.used * blockSize,
+	st := simState{running: len(v.running), waiting: len(v.waiting), usedTokens: v.used * blockSize,
 		usage: float64(v.used) / float64(max(v.blocks, 1)), preemptionsTotal: v.preemptions}
+	if v.pool != nil {
+		st.prefixQueries, st.prefixHits = v.pool.queries, v.pool.hits
+	}
+	return st
 }

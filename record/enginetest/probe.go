@@ -112,6 +112,9 @@ func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 		if s.sim != nil {
 			metric("sglang:num_used_tokens", "gauge", "The number of used tokens", l, float64(st.usedTokens))
 			metric("sglang:num_retracted_reqs", "gauge", "The number of retracted requests.", l, float64(st.retractedRecent))
+			if s.cfg.prefixCaching() {
+				metric("sglang:cache_hit_rate", "gauge", "The cache hit rate", l, st.hitRate)
+			}
 		}
 		metric("sglang:prompt_tokens_total", "counter", "Number of prefill tokens processed.", l, float64(prompt))
 		metric("sglang:generation_tokens_total", "counter", "Number of generation tokens processed.", l, float64(gen))
@@ -175,6 +178,13 @@ func (s *Server) writeVLLMEngines(b *strings.Builder, model string) {
 		func(_ int, l *simLoop, _ simState) float64 { return float64(l.promptTokens.Load()) })
 	family("vllm:generation_tokens_total", "counter", "Number of generation tokens processed.",
 		func(_ int, l *simLoop, _ simState) float64 { return float64(l.genTokens.Load()) })
+	if s.cfg.prefixCaching() {
+		// v1/metrics/loggers.py: counters of prompt tokens looked up and hit.
+		family("vllm:prefix_cache_queries_total", "counter", "Prefix cache queries, in terms of number of queried tokens.",
+			func(_ int, _ *simLoop, st simState) float64 { return float64(st.prefixQueries) })
+		family("vllm:prefix_cache_hits_total", "counter", "Prefix cache hits, in terms of number of cached tokens.",
+			func(_ int, _ *simLoop, st simState) float64 { return float64(st.prefixHits) })
+	}
 	s.writeVLLMOffload(b, labels)
 	success := strings.Replace(labels(0), `model_name=`, `finished_reason="length",model_name=`, 1)
 	fmt.Fprintf(b, "# HELP vllm:request_success_total Count of successfully processed requests.\n# TYPE vllm:request_success_total counter\n")

@@ -211,9 +211,9 @@ func TestSchedulerMetricsMatchRealDumps(t *testing.T) {
 		sched, version string
 		names          []string // names that must be exposed and found in some real dump
 	}{
-		{SchedulerVLLM, "", []string{"vllm:num_requests_running", "vllm:num_requests_waiting", "vllm:kv_cache_usage_perc", "vllm:num_preemptions_total", "vllm:cache_config_info"}},
+		{SchedulerVLLM, "", []string{"vllm:num_requests_running", "vllm:num_requests_waiting", "vllm:kv_cache_usage_perc", "vllm:num_preemptions_total", "vllm:cache_config_info", "vllm:prefix_cache_queries_total"}},
 		{SchedulerVLLM, "0.4.3", []string{"vllm:num_requests_running", "vllm:gpu_cache_usage_perc", "vllm:num_preemptions_total", "vllm:cache_config_info"}},
-		{SchedulerSGLang, "", []string{"sglang:num_running_reqs", "sglang:num_queue_reqs", "sglang:token_usage", "sglang:num_used_tokens"}},
+		{SchedulerSGLang, "", []string{"sglang:num_running_reqs", "sglang:num_queue_reqs", "sglang:token_usage", "sglang:num_used_tokens", "sglang:cache_hit_rate"}},
 		{SchedulerLlamaUnified, "", []string{"llamacpp:requests_processing", "llamacpp:requests_deferred", "llamacpp:prompt_tokens_total", "llamacpp:n_decode_total"}},
 	} {
 		s := New(fast(Config{Scheduler: tc.sched, KVTokens: 4096, Version: tc.version}))

@@ -15,6 +15,7 @@ import (
 func (g *generation) simStart() {
 	s := g.s
 	r := newSimReq(g.entry.Index, g.prompt, g.output)
+	r.ids = g.ids
 	r.onAdmit = func() {
 		now := time.Now()
 		s.update(func() { g.entry.SlotAcquired = now })

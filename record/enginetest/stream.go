@@ -22,10 +22,11 @@ type generation struct {
 	entry     *RequestLog
 	ep        endpoint
 	fault     Fault
-	prompt    int  // prompt tokens
-	output    int  // tokens to generate
-	reasoning int  // of which the first ones are reasoning
-	usage     bool // send usage
+	prompt    int      // prompt tokens
+	ids       []uint32 // the prompt's token ids, with prefix caching
+	output    int      // tokens to generate
+	reasoning int      // of which the first ones are reasoning
+	usage     bool     // send usage
 	// continuous: usage on every chunk (vLLM stream_options.continuous_usage_stats).
 	continuous bool
 	// usageOnFinish: usage rides on the finish chunk instead of a chunk of its own
@@ -128,11 +129,11 @@ func (e *encoder) finish(reason, u string) []byte {
 	return e.withUsage(`[{"index":0,"delta":{},"logprobs":null,"finish_reason":"`+reason+`","stop_reason":null}]`, u)
 }
 
-func usageJSON(prompt, completion, reasoning int, chat bool) string {
+func usageJSON(prompt, completion, reasoning, cached int, chat bool) string {
 	u := `{"prompt_tokens":` + strconv.Itoa(prompt) +
 		`,"total_tokens":` + strconv.Itoa(prompt+completion) +
 		`,"completion_tokens":` + strconv.Itoa(completion) +
-		`,"prompt_tokens_details":{"cached_tokens":0}`
+		`,"prompt_tokens_details":{"cached_tokens":` + strconv.Itoa(cached) + `}`
 	if chat {
 		u += `,"completion_tokens_details":{"reasoning_tokens":` + strconv.Itoa(reasoning) + `}`
 	}
@@ -142,6 +143,14 @@ func usageJSON(prompt, completion, reasoning int, chat bool) string {
 // usage is the usage-only event (empty choices) that ends a vLLM stream.
 func (e *encoder) usage(u string) []byte {
 	return e.event(`[],"usage":` + u)
+}
+
+// cachedTokens is the prompt tokens the prefix cache served (0 without one).
+func (g *generation) cachedTokens() int {
+	if g.sr == nil {
+		return 0
+	}
+	return int(g.sr.cached.Load())
 }
 
 // runningUsage is the per-chunk usage of continuous_usage_stats ("" when off).
@@ -445,13 +454,13 @@ func (g *generation) stream(ctx context.Context, w http.ResponseWriter) {
 		g.sent(t, n, reasoning)
 	}
 
-	total := usageJSON(g.prompt, g.sentTokens, g.sentReasoning, g.ep == endpointChat)
+	total := usageJSON(g.prompt, g.sentTokens, g.sentReasoning, g.cachedTokens(), g.ep == endpointChat)
 	var tail []byte
 	switch g.fault {
 	case FaultHugeUsage:
-		total = usageJSON(g.prompt, 3_000_000_000, 0, g.ep == endpointChat)
+		total = usageJSON(g.prompt, 3_000_000_000, 0, 0, g.ep == endpointChat)
 	case FaultRepeatedUsage:
-		tail = enc.usage(usageJSON(g.prompt, 1, 0, g.ep == endpointChat))
+		tail = enc.usage(usageJSON(g.prompt, 1, 0, 0, g.ep == endpointChat))
 	}
 	switch {
 	case g.usageOnFinish && g.usage:
@@ -547,7 +556,7 @@ func (g *generation) plain(ctx context.Context, w http.ResponseWriter) {
 			`,"choices":[{"index":0,"text":"` + content + `","logprobs":null,"finish_reason":"` + g.finish + `","stop_reason":null}]`
 	}
 	if g.usage {
-		body += `,"usage":` + usageJSON(g.prompt, g.output, g.reasoning, g.ep == endpointChat)
+		body += `,"usage":` + usageJSON(g.prompt, g.output, g.reasoning, g.cachedTokens(), g.ep == endpointChat)
 	}
 	body += "}"
 	if g.fault == FaultMalformedChunk {

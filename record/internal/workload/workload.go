@@ -86,6 +86,18 @@ func (w *Workload) Sized(id int64, target int) client.Prompt {
 	return client.Prompt{Text: prefix + w.synthetic(id, w.words(target)), TargetTokens: target}
 }
 
+// PrimePrompts are one request per shared prefix, to load the prefix cache before
+// a level: the prefix and a short unique tail (ids far from the run's, as the
+// calibration's are). None without shared prefixes.
+func (w *Workload) PrimePrompts() []client.Prompt {
+	const primeID = 99999000
+	out := make([]client.Prompt, len(w.prefixes))
+	for k, p := range w.prefixes {
+		out[k] = client.Prompt{Text: p + w.synthetic(primeID+int64(k), 4), TargetTokens: w.prefixTokens}
+	}
+	return out
+}
+
 // words is how many unique words make a prompt of target tokens.
 func (w *Workload) words(target int) int {
 	return max(1, int(math.Round((float64(target-w.prefixTokens)-w.a)/w.b)))

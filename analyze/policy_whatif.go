@@ -7,8 +7,8 @@ import (
 	"math"
 
 	"github.com/ceiling-llm/ceiling/capacity"
-	"github.com/ceiling-llm/ceiling/prediction"
 	"github.com/ceiling-llm/ceiling/engine"
+	"github.com/ceiling-llm/ceiling/prediction"
 )
 
 // What-if: predictions from one measured sweep, never mixed with its measurements.

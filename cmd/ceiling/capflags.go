@@ -50,7 +50,7 @@ func (c *capacityFlags) addBudget(fs *pflag.FlagSet) {
 	fs.Float64Var(&c.memGiB, "gpu-memory-gib", 0, "memory per GPU in GiB, overriding the catalog (or for a GPU not in it)")
 	fs.Float64Var(&c.util, "gpu-util", capacity.DefaultUtilization, "fraction of GPU memory the server may use (vLLM --gpu-memory-utilization)")
 	fs.Float64Var(&c.weightsGiB, "weights-gib", 0, "weights per GPU in GiB, as the server logs them (default: estimated from the config)")
-	fs.Float64Var(&c.reserveGiB, "reserve-gib", capacity.DefaultReserveGiB, "activation/overhead reserve per GPU in GiB")
+	fs.Float64Var(&c.reserveGiB, "reserve-gib", 0, "a flat activation/overhead reserve per GPU in GiB (default: modelled from vLLM's batch limits, CUDA graphs and NCCL buffers; see docs/capacity.md)")
 	fs.StringVar(&c.kvDtype, "kv-dtype", "auto", "KV cache dtype: auto (the model's dtype), bf16, fp16, fp8, fp32")
 	fs.StringVar(&c.weightDtype, "weight-dtype", "", "weight precision for the estimate: bf16, fp8, fp4, int4 (default: from the config)")
 	fs.Float64Var(&c.paramsB, "params-b", 0, "parameter count in billions for the estimate (default: counted from the config)")
@@ -155,10 +155,15 @@ func (c *capacityFlags) check() error {
 // budgetInput is the hardware side of the capacity model. TP and GPUs stay as given:
 // capacity.BudgetInput.Deployment applies the defaults the flags document.
 func (c *capacityFlags) budgetInput() capacity.BudgetInput {
-	return capacity.BudgetInput{
+	in := capacity.BudgetInput{
 		GPU: c.gpu, MemoryGiB: c.memGiB, Utilization: c.util, WeightsGiB: c.weightsGiB, ReserveGiB: c.reserveGiB,
 		GPUs: c.gpus, TP: c.tp, DP: c.dp, PP: c.pp, EP: c.ep, KVDtype: c.kvDtype, WeightDtype: c.weightDtype, ParamsB: c.paramsB,
 	}
+	// The modelled reserve is the headline; a flat figure only when asked for.
+	if c.fs == nil || !c.fs.Changed("reserve-gib") {
+		in.Reserve = &capacity.ReserveInput{}
+	}
+	return in
 }
 
 // declared is the deployment as record stores it: with the same defaults as the other

@@ -3,6 +3,8 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -42,5 +44,36 @@ func TestReserveRangeWhereItMovesTheAnswer(t *testing.T) {
 	roomy := analyzeRunJSON(t, sample, "--model-config", "../../samples/models/kimi-k2.5.json", "--gpu", "h200", "--gpus", "8")
 	if roomy.Capacity.KVBudgetRange != nil {
 		t.Errorf("a range %+v where the reserve moves the budget by less than a tenth", *roomy.Capacity.KVBudgetRange)
+	}
+}
+
+// TestPlanHeadlinesModelledReserve (issue 28, item 4): Kimi-K2.5 TP 8 on 8 × H100
+// with 72.02 GiB of weights a GPU at --gpu-util 0.95, where vLLM sized the KV
+// cache at 0.64 GiB per GPU: the headline budget is the modelled reserve's, within
+// 1.5× of vLLM's; the flat 1 GiB (2.65 GiB, 4× vLLM's) is named beside it, not as a
+// 5.5×-wide range; --reserve-gib 1 makes the flat figure the headline.
+func TestPlanHeadlinesModelledReserve(t *testing.T) {
+	args := []string{"plan", "--model-config", "../../samples/models/kimi-k2.5.json", "--gpu", "h100-sxm", "--gpus", "8", "--tp", "8",
+		"--weights-gib", "72.02", "--gpu-util", "0.95", "--max-model-len", "8192", "--prompt-tokens", "1000", "--output-tokens", "500"}
+	out := ceiling(t, args...)
+	budget := regexp.MustCompile(`= KV cache budget\s+([0-9.]+) GiB`).FindStringSubmatch(out)
+	if budget == nil {
+		t.Fatalf("no KV budget in:\n%s", out)
+	}
+	got, _ := strconv.ParseFloat(budget[1], 64)
+	if r := got / 0.64; r < 1/1.5 || r > 1.5 {
+		t.Errorf("headline KV budget %.2f GiB is %.2f× vLLM's 0.64 GiB", got, r)
+	}
+	for _, want := range []string{"(modelled: ", "with a flat 1.00 GiB reserve (--reserve-gib)    2.65 GiB"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("plan lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "range, as the reserve goes") {
+		t.Errorf("a range more than 2× wide is shown:\n%s", out)
+	}
+	flat := ceiling(t, append(args, "--reserve-gib", "1")...)
+	if !strings.Contains(flat, "= KV cache budget                       2.65 GiB") || !strings.Contains(flat, "(flat, as given by --reserve-gib)") {
+		t.Errorf("--reserve-gib 1 does not make the flat figure the headline:\n%s", flat)
 	}
 }

@@ -58,6 +58,9 @@ type WhatIfResult struct {
 	Model          string            `json:"model"`
 	IntervalMethod string            `json:"interval_method"`
 	Notes          []string          `json:"notes"`
+	// SummaryPoints is set where the measured baseline is published summary points
+	// (policy_whatifsummary.go), not a recorded run.
+	SummaryPoints *SummaryPointsBasis `json:"built_from_summary_points,omitempty"`
 }
 
 // WhatIf predicts the run under change: the ceiling beside the measured one, and

@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/pflag"
 )
 
-const whatifHead = `Usage: ceiling whatif RUN [flags] [changes]
+const whatifHead = `Usage: ceiling whatif RUN|LEVELS.csv|INFERENCEX.json [flags] [changes]
 
 Analyzes one recorded run like 'ceiling analyze' (same flags: the model config and the
 GPU of the measured deployment are required) and predicts it under a change (the
@@ -28,6 +28,13 @@ changed KV cache holds is marked "beyond model", not given a number. The measure
 batch limit and knee carry over to the ceiling only where shape and GPU are unchanged.
 See docs/predictions.md; docs/validation.md scores the model against public figures.
 
+Published points as the baseline: instead of a run, give a CSV of levels with a
+header, one row per level (concurrency and output_tok_s_per_gpu or output_tok_s
+required; input_tokens, output_tokens, per_user_tok_s, ttft_ms, tpot_ms optional), or
+an InferenceX result JSON of one configuration; the deployment they were measured on
+is given by the usual flags (--gpu, --gpus, --tp, --weight-dtype, ...). The output is
+the same, marked "built from summary points".
+
 `
 
 const whatifExample = `Example:
@@ -37,6 +44,8 @@ const whatifExample = `Example:
       --weights-gib 70.8 --to-dp 2 --to-tp 4 --to-ep
   ceiling whatif run.parquet --model-config samples/models/llama-3.1-8b.json --gpu h100-sxm \
       --gpus 1 --to-gpu h200 --format json     # per-level predictions with intervals
+  ceiling whatif published.csv --model-config kimi.json --gpu b200 --gpus 8 --tp 8 \
+      --weight-dtype fp4 --to-gpu h200         # published levels as the baseline
 `
 
 // runWhatIf implements `ceiling whatif`: one measured run, one predicted change.
@@ -83,6 +92,20 @@ func runWhatIf(ctx context.Context, e env, args []string) int {
 		fmt.Fprintf(e.stderr, "ceiling whatif: analyzing %s: %v\n", fs.Arg(0), flagError(err))
 		return exitFailed
 	}
+	if pts, err := readSummaryPoints(fs.Arg(0)); err != nil {
+		fmt.Fprintf(e.stderr, "ceiling whatif: %s\n", errText(flagError(err)))
+		return exitFailed
+	} else if pts != nil {
+		if *withAnalysis {
+			return h.usageError(e, "--analysis needs a recorded run: "+fs.Arg(0)+" holds published summary points")
+		}
+		res, err := analyze.WhatIfFromSummary(pts, opt, ch)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "ceiling whatif: %s: %v\n", fs.Arg(0), flagError(err))
+			return exitFailed
+		}
+		return writeWhatIfResults(e, []*analyze.WhatIfResult{res}, nil, *format)
+	}
 	a, err := analyzeInputs(ctx, fs.Args(), opt, e.stderr)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "ceiling whatif: %v\n", flagError(err))
@@ -101,8 +124,14 @@ func runWhatIf(ctx context.Context, e env, args []string) int {
 	if *withAnalysis {
 		full = a
 	}
+	return writeWhatIfResults(e, results, full, *format)
+}
+
+// writeWhatIfResults prints the what-if (and the analysis, when given) whole, or
+// nothing.
+func writeWhatIfResults(e env, results []*analyze.WhatIfResult, full *analyze.Analysis, format string) int {
 	var buf bytes.Buffer
-	if err := analyze.WriteWhatIf(&buf, results, full, *format); err != nil {
+	if err := analyze.WriteWhatIf(&buf, results, full, format); err != nil {
 		fmt.Fprintf(e.stderr, "ceiling whatif: %s\n", errText(err))
 		return exitFailed
 	}

@@ -41,6 +41,10 @@ type WhatIfRow struct {
 	Ceiling    *float64 `json:"ceiling"`
 	OutputTokS *float64 `json:"output_tok_s"` // at the ceiling
 	Basis      string   `json:"basis"`        // how the prediction was made
+	// OutputTokSAt is the concurrency OutputTokS is at; Extrapolation says how far
+	// a predicted one lies past every valid measured level (policy_whatifprovenance.go).
+	OutputTokSAt  *float64 `json:"output_tok_s_at_concurrency"`
+	Extrapolation string   `json:"extrapolation,omitempty"`
 }
 
 // WhatIfResult is the what-if of one run: the ceiling rows (measured and predicted)
@@ -86,6 +90,7 @@ func WhatIf(r *Run, opt Options, change WhatIfChange) (*WhatIfResult, error) {
 	case curve.model != nil:
 		res.Levels = PredictCurve(*curve.model)
 	}
+	markProvenance(res, r)
 	return res, nil
 }
 

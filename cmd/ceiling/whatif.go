@@ -24,8 +24,11 @@ The model: each level's measured share of its roofline with prefill (prompt FLOP
 KV reads included, so longer prompts never raise a prediction) times the changed
 deployment's roofline at the same concurrency. Intervals span the shares at the level
 and its neighbours, widened by the level's bootstrap interval. A level beyond what the
-changed KV cache holds is marked "beyond model", not given a number. The measured
-batch limit and knee carry over to the ceiling only where shape and GPU are unchanged.
+changed KV cache holds is marked "beyond model", not given a number; a measured level
+that was itself invalid is marked "invalid". The measured batch limit and knee carry
+over to the ceiling only where shape and GPU are unchanged. Each ceiling row names the
+concurrency its throughput is at; a predicted ceiling past every valid measured level
+is marked EXTRAPOLATED, and the first note compares the two at equal concurrency.
 See docs/predictions.md; docs/validation.md scores the model against public figures.
 
 Published points as the baseline: instead of a run, give a CSV of levels with a

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/ceiling-llm/ceiling/capacity"
 	"github.com/ceiling-llm/ceiling/prediction"
 )
 
@@ -35,6 +36,10 @@ type PredictionCheck struct {
 	// Flags are the points the measured deployment could not serve as predicted.
 	Flags []string `json:"flags"`
 	Notes []string `json:"notes"`
+	// Mismatch names the planner's model or GPU beside the run's where they
+	// differ: the figures are then compared only with this warning ("" = the same
+	// deployment, or one side does not say).
+	Mismatch string `json:"mismatch,omitempty"`
 	// MedianAbsErrPct is the median absolute error of the predicted output tok/s
 	// per GPU over the points measured; null when none was.
 	MedianAbsErrPct *float64 `json:"median_abs_err_pct"`
@@ -89,12 +94,20 @@ func ComparePrediction(r *Run, opt Options, p *prediction.Prediction) *Predictio
 	if len(p.Files) > 0 {
 		pc.Source = p.Files[0]
 	}
+	pc.Mismatch = predictionMismatch(r, opt, p)
+	if pc.Mismatch != "" {
+		pc.Notes = append(pc.Notes, "WARNING: "+pc.Mismatch)
+	}
 	gpus := 0
 	switch {
 	case opt.GPUs > 0 || opt.TP > 0:
 		gpus, pc.GPUsBasis = opt.Shape().GPUs(), "--gpus of the measured run"
-	case p.GPUs > 0:
+	case p.GPUs > 0 && pc.Mismatch == "":
 		gpus, pc.GPUsBasis = p.GPUs, "the planner's GPU count (the measured run was given no --gpus)"
+		pc.Notes = append(pc.Notes, fmt.Sprintf("the measured run's per-GPU figures divide it by the planner's %d GPUs: the run was given no GPU count (give it with the deployment)", p.GPUs))
+	case p.GPUs > 0:
+		gpus, pc.GPUsBasis = 1, fmt.Sprintf("one GPU: the run was given no GPU count, and the planner's %d GPUs are another deployment's", p.GPUs)
+		pc.Notes = append(pc.Notes, "the measured run's per-GPU figures are its whole throughput (one GPU assumed): the planner's GPU count is another deployment's; give the run's with the deployment")
 	default:
 		gpus, pc.GPUsBasis = 1, "one GPU (neither the measured run nor the planner gives a GPU count)"
 	}
@@ -312,3 +325,43 @@ func num(v float64) string {
 
 // pf points at a copy of v.
 func pf(v float64) *float64 { return &v }
+
+// predictionMismatch names the planner's model and GPU beside the run's where
+// either differs; "" where they agree or a side does not say.
+func predictionMismatch(r *Run, opt Options, p *prediction.Prediction) string {
+	var diffs []string
+	if p.Model != "" && r.Model != "" && !sameModel(p.Model, r.Model) {
+		diffs = append(diffs, fmt.Sprintf("model %q, the run's %q", p.Model, r.Model))
+	}
+	if p.GPU != "" && opt.GPU != "" && !sameGPU(p.GPU, opt.GPU) {
+		diffs = append(diffs, fmt.Sprintf("GPU %q, the run's %q", p.GPU, opt.GPU))
+	}
+	if len(diffs) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("the planner predicted another deployment (%s): its figures are not a prediction of this run, and are compared only as another deployment's", strings.Join(diffs, "; "))
+}
+
+// sameGPU compares GPU names through the catalog where both are in it, else by
+// their letters and digits without a form factor ("b200_sxm" is "B200").
+func sameGPU(a, b string) bool {
+	ga, ea := capacity.LookupGPU(a)
+	gb, eb := capacity.LookupGPU(b)
+	if ea == nil && eb == nil {
+		return ga.Name == gb.Name
+	}
+	family := func(s string) string {
+		var out []rune
+		for _, c := range strings.ToLower(s) {
+			if (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') {
+				out = append(out, c)
+			}
+		}
+		f := string(out)
+		for _, suffix := range []string{"sxm5", "sxm4", "sxm", "pcie", "nvl"} {
+			f = strings.TrimSuffix(f, suffix)
+		}
+		return f
+	}
+	return family(a) == family(b)
+}

@@ -71,6 +71,9 @@ type WhatIfResult struct {
 // every measured level. opt is what the run was analyzed with (it needs the model
 // config and a catalog GPU).
 func WhatIf(r *Run, opt Options, change WhatIfChange) (*WhatIfResult, error) {
+	if opt.ModelConfig == "" {
+		return whatIfDeclared(r, opt, change) // KV-only, from the server's figure (policy_whatifdeclared.go)
+	}
 	rows, curve, err := whatIf(r, opt, change)
 	if err != nil {
 		return nil, err

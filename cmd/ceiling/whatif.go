@@ -13,7 +13,9 @@ import (
 const whatifHead = `Usage: ceiling whatif RUN|LEVELS.csv|INFERENCEX.json [flags] [changes]
 
 Analyzes one recorded run like 'ceiling analyze' (same flags: the model config and the
-GPU of the measured deployment are required) and predicts it under a change (the
+GPU of the measured deployment are required, except for other request lengths or
+max_model_len alone, which the server's declared KV capacity answers: the KV ceiling
+only) and predicts it under a change (the
 --to-* flags): other request lengths, max_model_len, KV dtype, GPU count or shape, or
 another catalog GPU. It prints the what-if alone (the full analysis only with
 --analysis): the ceiling, measured beside PREDICTED, then every measured level
@@ -87,8 +89,8 @@ func runWhatIf(ctx context.Context, e env, args []string) int {
 	if err != nil {
 		return h.usageError(e, err.Error())
 	}
-	if opt.ModelConfig == "" || opt.GPU == "" {
-		return h.usageError(e, "--model-config and --gpu (the measured deployment) are required")
+	if (opt.ModelConfig == "" || opt.GPU == "") && !(ch.KVOnly() && opt.ModelConfig == "") {
+		return h.usageError(e, "--model-config and --gpu (the measured deployment) are required (a change of request lengths or max_model_len alone works without them, from the server's declared KV capacity)")
 	}
 	// One deployment for the analysis and the what-if (config.json parsed once).
 	if err := opt.Prepare(); err != nil {

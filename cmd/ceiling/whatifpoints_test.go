@@ -22,7 +22,7 @@ func TestWhatIfFromPublishedLevels(t *testing.T) {
 	b200 := map[float64]float64{4: 447 * 8.0 / 9, 8: 693 * 8.0 / 9, 16: 969 * 8.0 / 9, 32: 1351 * 8.0 / 9, 64: 1791 * 8.0 / 9}
 	var got [][]analyze.LevelPrediction
 	for _, file := range []string{"kimi-k2.5-int4-8xh200-tp8.csv", "kimi-k2.5-int4-8xh200-tp8-inferencex.json"} {
-		path := filepath.Join("testdata", "points", file)
+		path := filepath.Join("..", "..", "samples", "published", file)
 		code, stdout, stderr := runCLI(append([]string{"whatif", path, "--format", "json"}, deployment...)...)
 		if code != 0 {
 			t.Fatalf("%s: exit %d: %s", file, code, stderr)
@@ -87,7 +87,7 @@ func TestWhatIfFromPublishedLevelsErrors(t *testing.T) {
 	}{
 		{[]string{mixed}, exitFailed, "agg.json holds 2 configurations (model m, gpu b200, precision fp8, 8 GPUs; model m, gpu h200"},
 		{[]string{bad}, exitFailed, "levels.csv row 2, column output_tok_s_per_gpu: -3 is negative"},
-		{[]string{filepath.Join("testdata", "points", "kimi-k2.5-int4-8xh200-tp8.csv"), "--analysis"}, exitUsage, "--analysis needs a recorded run"},
+		{[]string{filepath.Join("..", "..", "samples", "published", "kimi-k2.5-int4-8xh200-tp8.csv"), "--analysis"}, exitUsage, "--analysis needs a recorded run"},
 	} {
 		code, _, stderr := runCLI(append(append([]string{"whatif"}, tt.args...), deployment...)...)
 		if code != tt.code || !strings.Contains(stderr, tt.want) {

@@ -25,6 +25,10 @@ type capacityFlags struct {
 	util        float64
 	weightsGiB  float64
 	reserveGiB  float64
+	// The modelled reserve's engine and batch limits (capacity.ReserveInput).
+	engine           string
+	maxBatchedTokens int
+	maxSeqs          int
 	kvDtype     string
 	weightDtype string
 	paramsB     float64
@@ -51,6 +55,9 @@ func (c *capacityFlags) addBudget(fs *pflag.FlagSet) {
 	fs.Float64Var(&c.util, "gpu-util", capacity.DefaultUtilization, "fraction of GPU memory the server may use (vLLM --gpu-memory-utilization)")
 	fs.Float64Var(&c.weightsGiB, "weights-gib", 0, "weights per GPU in GiB, as the server logs them (default: estimated from the config)")
 	fs.Float64Var(&c.reserveGiB, "reserve-gib", 0, "a flat activation/overhead reserve per GPU in GiB (default: modelled from vLLM's batch limits, CUDA graphs and NCCL buffers; see docs/capacity.md)")
+	fs.StringVar(&c.engine, "engine", capacity.EngineVLLM, "the engine the modelled reserve is for: vllm (V1), vllm-v0, sglang (then --gpu-util is --mem-fraction-static)")
+	fs.IntVar(&c.maxBatchedTokens, "max-num-batched-tokens", 0, "the engine's max_num_batched_tokens, for the modelled reserve (default: vLLM's for the GPU, 8192 or 2048)")
+	fs.IntVar(&c.maxSeqs, "max-num-seqs", 0, "the engine's max_num_seqs, for the modelled reserve (default: vLLM's for the GPU, 1024 or 256)")
 	fs.StringVar(&c.kvDtype, "kv-dtype", "auto", "KV cache dtype: auto (the model's dtype), bf16, fp16, fp8, fp32")
 	fs.StringVar(&c.weightDtype, "weight-dtype", "", "weight precision for the estimate: bf16, fp8, fp4, int4 (default: from the config)")
 	fs.Float64Var(&c.paramsB, "params-b", 0, "parameter count in billions for the estimate (default: counted from the config)")
@@ -140,6 +147,16 @@ func (c *capacityFlags) check() error {
 			return fmt.Errorf("%s must not be negative, got %g", f.name, f.v)
 		}
 	}
+	if c.fs != nil && c.fs.Changed("reserve-gib") {
+		for _, f := range []string{"engine", "max-num-batched-tokens", "max-num-seqs"} {
+			if c.fs.Changed(f) {
+				return fmt.Errorf("--%s sets the modelled reserve, --reserve-gib a flat one: give one or the other", f)
+			}
+		}
+	}
+	if err := (capacity.ReserveInput{Engine: c.engine, MaxBatchedTokens: c.maxBatchedTokens, MaxSeqs: c.maxSeqs}).Check(); err != nil {
+		return flagError(err)
+	}
 	if c.maxModelLen > capacity.MaxContextTokens {
 		return fmt.Errorf("--max-model-len %d is out of range (at most %d tokens)", c.maxModelLen, int64(capacity.MaxContextTokens))
 	}
@@ -161,7 +178,7 @@ func (c *capacityFlags) budgetInput() capacity.BudgetInput {
 	}
 	// The modelled reserve is the headline; a flat figure only when asked for.
 	if c.fs == nil || !c.fs.Changed("reserve-gib") {
-		in.Reserve = &capacity.ReserveInput{}
+		in.Reserve = &capacity.ReserveInput{Engine: c.engine, MaxBatchedTokens: c.maxBatchedTokens, MaxSeqs: c.maxSeqs}
 	}
 	return in
 }
@@ -188,6 +205,9 @@ func budgetFlags() *strings.Replacer {
 		"BudgetInput.Utilization", "--gpu-util",
 		"BudgetInput.WeightsGiB", "--weights-gib",
 		"BudgetInput.ReserveGiB", "--reserve-gib",
+		"ReserveInput.Engine", "--engine",
+		"ReserveInput.MaxBatchedTokens", "--max-num-batched-tokens",
+		"ReserveInput.MaxSeqs", "--max-num-seqs",
 		"BudgetInput.KVDtype", "--kv-dtype",
 		"BudgetInput.WeightDtype", "--weight-dtype",
 		"BudgetInput.ParamsB", "--params-b",

@@ -77,3 +77,39 @@ func TestPlanHeadlinesModelledReserve(t *testing.T) {
 		t.Errorf("--reserve-gib 1 does not make the flat figure the headline:\n%s", flat)
 	}
 }
+
+// TestReserveEngineFlags: --engine, --max-num-batched-tokens and --max-num-seqs
+// set the modelled reserve (SGLang's Qwen3-235B-A22B-FP8 at TP 4 and
+// --mem-fraction-static 0.93 holds 367,404 tokens in its log, vllm#21348: the plan
+// is within 1.5× of it); each is refused beside --reserve-gib, and a bad value is
+// refused by flag.
+func TestReserveEngineFlags(t *testing.T) {
+	base := []string{"plan", "--model-config", "../../capacity/testdata/models/qwen3-235b-a22b-fp8.json", "--gpu", "h100-sxm", "--gpus", "4"}
+	out := ceiling(t, append(base, "--engine", "sglang", "--gpu-util", "0.93")...)
+	m := regexp.MustCompile(`bytes per token\s+([0-9,]+) tokens`).FindStringSubmatch(out)
+	if m == nil || !strings.Contains(out, "SGLang: the CUDA context") {
+		t.Fatalf("plan lacks the SGLang reserve or the tokens:\n%s", out)
+	}
+	tokens, _ := strconv.ParseFloat(strings.ReplaceAll(m[1], ",", ""), 64)
+	if r := tokens / 367404; r < 1/1.5 || r > 1.5 {
+		t.Errorf("%g tokens per cache, %.2f× SGLang's logged 367,404", tokens, r)
+	}
+	small := ceiling(t, append(base, "--max-num-batched-tokens", "2048", "--max-num-seqs", "64")...)
+	if !strings.Contains(small, "vLLM at max_num_batched_tokens 2,048, max_num_seqs 64") {
+		t.Errorf("the batch limits given are not the reserve's:\n%s", small)
+	}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--engine", "tgi"}, `--engine "tgi": the reserve is modelled for vllm, vllm-v0 and sglang only`},
+		{[]string{"--engine", "sglang", "--reserve-gib", "1"}, "--engine sets the modelled reserve, --reserve-gib a flat one"},
+		{[]string{"--max-num-seqs", "-3"}, "--max-num-seqs -3 is out of range"},
+		{[]string{"--max-num-batched-tokens", "-1"}, "--max-num-batched-tokens -1 is out of range"},
+	} {
+		code, _, stderr := runCLI(append(base, tt.args...)...)
+		if code != exitUsage || !strings.Contains(stderr, tt.want) {
+			t.Errorf("plan %v: exit %d, want usage error %q: %s", tt.args, code, tt.want, stderr)
+		}
+	}
+}

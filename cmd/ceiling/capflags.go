@@ -21,18 +21,18 @@ type capacityFlags struct {
 	dp, pp      int
 	ep          bool
 
-	memGiB      float64
-	util        float64
-	weightsGiB  float64
-	reserveGiB  float64
+	memGiB     float64
+	util       float64
+	weightsGiB float64
+	reserveGiB float64
 	// The modelled reserve's engine and batch limits (capacity.ReserveInput).
 	engine           string
 	maxBatchedTokens int
 	maxSeqs          int
-	kvDtype     string
-	weightDtype string
-	paramsB     float64
-	maxModelLen int64
+	kvDtype          string
+	weightDtype      string
+	paramsB          float64
+	maxModelLen      int64
 }
 
 // addDeployment registers what describes the deployment: the model's config.json,

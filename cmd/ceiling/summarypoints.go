@@ -2,13 +2,16 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 
 	"github.com/ceiling-llm/ceiling/analyze"
+	"github.com/ceiling-llm/ceiling/capacity"
 	"github.com/ceiling-llm/ceiling/importer"
+	"github.com/spf13/pflag"
 )
 
 // splitSummaries separates the summary-level files given as runs (an llm-d
@@ -97,4 +100,35 @@ func pointConfig(p importer.SummaryPoint) string {
 		return "unnamed"
 	}
 	return strings.Join(parts, ", ")
+}
+
+// fillPointLengths gives the published levels that lack request lengths the ones
+// the user gave (--points-input-tokens, --points-output-tokens); a length the
+// file gives is kept, and one given beside it that differs is refused.
+func fillPointLengths(fs *pflag.FlagSet, s *importer.Summary, in, out float64) error {
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"points-input-tokens", in}, {"points-output-tokens", out}} {
+		if fs.Changed(f.name) && (math.IsNaN(f.v) || f.v < 1 || f.v > capacity.MaxContextTokens) {
+			return fmt.Errorf("--%s must be from 1 to %d, got %g", f.name, int64(capacity.MaxContextTokens), f.v)
+		}
+	}
+	for i := range s.Points {
+		p := &s.Points[i]
+		for _, f := range []struct {
+			name string
+			v    float64
+			dst  **float64
+		}{{"points-input-tokens", in, &p.InputTokens}, {"points-output-tokens", out, &p.OutputTokens}} {
+			switch {
+			case !fs.Changed(f.name):
+			case *f.dst == nil:
+				*f.dst = &f.v
+			case **f.dst != f.v:
+				return fmt.Errorf("--%s %g: %s gives %g", f.name, f.v, p.Label, **f.dst)
+			}
+		}
+	}
+	return nil
 }

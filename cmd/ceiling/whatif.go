@@ -37,8 +37,9 @@ Published points as the baseline: instead of a run, give a CSV of levels with a
 header, one row per level (concurrency and output_tok_s_per_gpu or output_tok_s
 required; input_tokens, output_tokens, per_user_tok_s, ttft_ms, tpot_ms optional), or
 an InferenceX result JSON of one configuration; the deployment they were measured on
-is given by the usual flags (--gpu, --gpus, --tp, --weight-dtype, ...). The output is
-the same, marked "built from summary points".
+is given by the usual flags (--gpu, --gpus, --tp, --weight-dtype, ...), and the
+request lengths, where the file lacks them, by --points-input-tokens and
+--points-output-tokens. The output is the same, marked "built from summary points".
 
 `
 
@@ -70,6 +71,8 @@ func runWhatIf(ctx context.Context, e env, args []string) int {
 	fs.IntVar(&ch.DP, "to-dp", 0, "predict with this many data-parallel attention ranks")
 	fs.IntVar(&ch.PP, "to-pp", 0, "predict with this many pipeline stages")
 	fs.BoolVar(&ep, "to-ep", false, "predict with expert parallelism")
+	pointsIn := fs.Float64("points-input-tokens", 0, "with published levels that do not give them: the mean prompt tokens they were measured at")
+	pointsOut := fs.Float64("points-output-tokens", 0, "with published levels that do not give them: the mean output tokens they were measured at")
 	format := fs.String("format", analyze.FormatText, "output format: "+strings.Join(analyze.Formats(), ", "))
 	withAnalysis := fs.Bool("analysis", false, "also print the full analysis of the measured run after the what-if")
 	h := help{name: "whatif", head: whatifHead, example: whatifExample}
@@ -101,6 +104,9 @@ func runWhatIf(ctx context.Context, e env, args []string) int {
 		fmt.Fprintf(e.stderr, "ceiling whatif: %s\n", errText(flagError(err)))
 		return exitFailed
 	} else if pts != nil {
+		if err := fillPointLengths(fs, pts, *pointsIn, *pointsOut); err != nil {
+			return h.usageError(e, err.Error())
+		}
 		if *withAnalysis {
 			return h.usageError(e, "--analysis needs a recorded run: "+fs.Arg(0)+" holds published summary points")
 		}
@@ -109,7 +115,13 @@ func runWhatIf(ctx context.Context, e env, args []string) int {
 			fmt.Fprintf(e.stderr, "ceiling whatif: %s: %v\n", fs.Arg(0), flagError(err))
 			return exitFailed
 		}
+		if len(res.Levels) == 0 && (pts.Points[0].InputTokens == nil || pts.Points[0].OutputTokens == nil) {
+			res.Notes = append(res.Notes, fs.Arg(0)+" gives no request lengths: give them with --points-input-tokens and --points-output-tokens to predict each level")
+		}
 		return writeWhatIfResults(e, []*analyze.WhatIfResult{res}, nil, *format)
+	}
+	if fs.Changed("points-input-tokens") || fs.Changed("points-output-tokens") {
+		return h.usageError(e, "--points-input-tokens and --points-output-tokens describe published levels; "+fs.Arg(0)+" is a recorded run, whose lengths are measured")
 	}
 	a, err := analyzeInputs(ctx, fs.Args(), opt, e.stderr)
 	if err != nil {

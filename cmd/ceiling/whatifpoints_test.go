@@ -95,3 +95,52 @@ func TestWhatIfFromPublishedLevelsErrors(t *testing.T) {
 		}
 	}
 }
+
+// InferenceX's agg_*.json (utils/process_result.py) has no isl/osl: the levels are
+// predicted once --points-input-tokens and --points-output-tokens give them, and
+// without them the output says which flags to give. The flags are refused with a
+// recorded run, whose lengths are measured, and where the file's differ.
+func TestWhatIfPublishedLevelsLengths(t *testing.T) {
+	var pts []map[string]any
+	data, err := os.ReadFile(filepath.Join("..", "..", "samples", "published", "kimi-k2.5-int4-8xh200-tp8-inferencex.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &pts); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pts {
+		delete(p, "isl")
+		delete(p, "osl")
+	}
+	agg := filepath.Join(t.TempDir(), "agg_kimi.json")
+	data, _ = json.Marshal(pts)
+	if err := os.WriteFile(agg, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	deployment := []string{"--model-config", "../../samples/models/kimi-k2.5.json", "--gpu", "h200", "--gpus", "8", "--tp", "8", "--weight-dtype", "int4", "--to-gpu", "b200"}
+	if out := ceiling(t, append([]string{"whatif", agg}, deployment...)...); !strings.Contains(out, "gives no request lengths: give them with --points-input-tokens and --points-output-tokens") {
+		t.Errorf("no hint at the lengths:\n%s", out)
+	}
+	var doc analyze.WhatIfDoc
+	out := ceiling(t, append([]string{"whatif", agg, "--points-input-tokens", "8192", "--points-output-tokens", "1024", "--format", "json"}, deployment...)...)
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(doc.WhatIf[0].Levels); n != 5 {
+		t.Errorf("%d levels predicted with the lengths given, want 5", n)
+	}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"../../samples/llamacpp-d768-4slots.parquet", "--points-input-tokens", "100"}, "describe published levels"},
+		{[]string{filepath.Join("..", "..", "samples", "published", "kimi-k2.5-int4-8xh200-tp8.csv"), "--points-input-tokens", "1000"}, "--points-input-tokens 1000: kimi-k2.5-int4-8xh200-tp8.csv row 1 gives 8192"},
+		{[]string{agg, "--points-output-tokens", "0"}, "--points-output-tokens must be from 1"},
+	} {
+		code, _, stderr := runCLI(append(append([]string{"whatif"}, tt.args...), deployment...)...)
+		if code != exitUsage || !strings.Contains(stderr, tt.want) {
+			t.Errorf("whatif %v: exit %d, want a usage error with %q: %s", tt.args, code, tt.want, stderr)
+		}
+	}
+}

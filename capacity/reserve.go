@@ -142,8 +142,9 @@ func EngineReserve(c *ModelConfig, tp int, in ReserveInput, g *GPU, memBytes int
 }
 
 // ReserveRange is the KV budget of one GPU under the flat reserve and under the
-// modelled one, where the two differ by more than a tenth: the reserve then decides
-// the answer, and a single figure would hide it.
+// modelled one (ReserveAlternative). KVBudgetRange shows it where the two differ by
+// more than a tenth and at most 2×: the reserve then decides the answer, and a single
+// figure would hide it; a wider range would say nothing to act on.
 type ReserveRange struct {
 	LowBytes         int64  `json:"low_bytes"`
 	HighBytes        int64  `json:"high_bytes"`

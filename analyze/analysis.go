@@ -367,3 +367,14 @@ type MetricLevel struct {
 	Mean  float64 `json:"mean"`
 	Max   float64 `json:"max"`
 }
+
+// WhatIfSchema is the schema of `ceiling whatif --format json`.
+const WhatIfSchema = "ceiling.whatif/v1"
+
+// WhatIfDoc is the JSON document of `ceiling whatif`: one result per run, and the
+// whole analysis only when asked for.
+type WhatIfDoc struct {
+	Schema   string          `json:"schema"`
+	WhatIf   []*WhatIfResult `json:"what_if"`
+	Analysis *Analysis       `json:"analysis,omitempty"`
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"math/rand/v2"
 	"os"
@@ -76,11 +77,7 @@ func analyzeJSON(path string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	var buf bytes.Buffer
-	if err := Write(&buf, a, FormatJSON); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	return json.MarshalIndent(a, "", "  ")
 }
 
 // Issue 18 items 8 and 20: the bit-flip experiment. A trace is damaged by one

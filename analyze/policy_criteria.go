@@ -13,18 +13,6 @@ import (
 // and the report judge the run by them unless the analysis is given its own, and
 // where the analysis answers otherwise than the search did, it says so and why.
 
-// Criteria says what a run was judged by and where that came from.
-type Criteria struct {
-	// Knee is the gain per doubling below which the throughput curve counts as
-	// flat; null: the knee is off.
-	Knee *float64 `json:"knee"`
-	// From is "options" (some given to the analysis; the rest may be the
-	// recording's), "recording" (stored by the recording's search) or "defaults".
-	From string `json:"from"`
-	// Text says it in words.
-	Text string `json:"text"`
-}
-
 // runCriteria applies the criteria the recording stored where the options set
 // none, and says what the run is judged by. Each criterion is taken on its own:
 // SLOs given to the analysis replace the stored SLOs, the knee the stored knee.

@@ -6,7 +6,6 @@ import (
 	"math"
 	"slices"
 	"sort"
-	"strings"
 )
 
 // GPU power and energy: `ceiling record --gpu-metrics-url` scrapes GPU exporters
@@ -31,32 +30,6 @@ import (
 // (a counter that goes down restarted from zero: the increase after it is its new
 // value, as Prometheus' increase() counts it), scaled from the scrapes' span to the
 // window; otherwise from the mean power × the window.
-
-// GPUTelemetry is one level's GPU figures inside its steady-state window; a field is
-// null when no exporter reported it.
-type GPUTelemetry struct {
-	GPUs    int `json:"gpus"`
-	Scrapes int `json:"scrapes"` // scrapes of the busiest GPU inside the window
-	// PowerPerGPUW is the mean over GPUs of each GPU's mean power; TotalPowerW their sum.
-	PowerPerGPUW *float64 `json:"power_per_gpu_w"`
-	TotalPowerW  *float64 `json:"total_power_w"`
-	// EnergyJ is the energy of all GPUs over the window; EnergySource says whether it
-	// came from the energy counters or from the mean power × the window.
-	EnergyJ      *float64 `json:"energy_j"`
-	EnergySource string   `json:"energy_source"`
-	// JPerOutputToken and JPerRequest divide the energy rate by the level's output
-	// tok/s and completed requests/s (both in the same window).
-	JPerOutputToken *float64 `json:"j_per_output_token"`
-	JPerRequest     *float64 `json:"j_per_request"`
-	UtilPct         *float64 `json:"util_pct"`      // GPU (or graphics) utilisation, mean over GPUs
-	SMActivePct     *float64 `json:"sm_active_pct"` // DCGM profiling SM activity
-	MemUsedMiB      *float64 `json:"mem_used_mib"`  // framebuffer used, summed over GPUs
-	SMClockMHz      *float64 `json:"sm_clock_mhz"`
-	// CounterResets counts energy counters that went down inside the window.
-	CounterResets int `json:"counter_resets,omitempty"`
-
-	rateW float64 // EnergyJ ÷ the window: the GPUs' energy rate
-}
 
 // gpuSample is one scraped GPU series value.
 type gpuSample struct {
@@ -316,27 +289,6 @@ func keyGPUSamples(samples []gpuSample) ([]gpuSample, []string) {
 		return kept, []string{fmt.Sprintf("GPU telemetry: the exporters named more than %d GPUs; the %d samples of the GPUs beyond them are left out (an exporter page that names a new GPU on every line is not a node's)", maxGPUs, dropped)}
 	}
 	return kept, nil
-}
-
-// gpuTable is the per-level GPU table for the text and markdown outputs; nil when
-// no level has GPU figures.
-func gpuTable(r *Run) *table {
-	t := &table{head: []string{"level", "offered", "GPUs", "W/GPU", "total W", "J/out tok", "J/request", "util %", "energy from"}}
-	found := false
-	for _, l := range r.Levels {
-		g := l.GPU
-		if g == nil {
-			continue
-		}
-		found = true
-		t.rows = append(t.rows, []string{fmt.Sprint(l.Level), offeredLabel(l), fmt.Sprint(g.GPUs), optCell(g.PowerPerGPUW, 0),
-			optCell(g.TotalPowerW, 0), optCell(g.JPerOutputToken, 3), optCell(g.JPerRequest, 1), optCell(g.UtilPct, 0),
-			strings.SplitN(g.EnergySource, ",", 2)[0]})
-	}
-	if !found {
-		return nil
-	}
-	return t
 }
 
 // runGPUSamples collects the GPU samples of the sidecars that belong to run id (a

@@ -215,14 +215,6 @@ func optValue(p *float64) any {
 	return *p
 }
 
-func TestEnergyLine(t *testing.T) {
-	e := &LevelEnergy{PowerPerGPUW: ptr(612.4), JPerOutputToken: ptr(0.4172), JPerRequest: ptr(53.41), EnergyCostPerMOutput: ptr(0.01391), EnergyShare: ptr(0.0055), PUE: 1.2}
-	want := "GPU power there: 612 W per GPU, 0.417 J per output token, 53.4 J per request; energy $0.0139 per million output tokens at PUE 1.20 (1% of GPU-hours + energy)"
-	if got := energyLine(e); got != want {
-		t.Errorf("got  %q\nwant %q", got, want)
-	}
-}
-
 // A run that asked for GPU telemetry but has none says so.
 func TestAttachGPUNoSamples(t *testing.T) {
 	r := &Run{Server: []byte(`{"kind": "vllm", "gpu_metrics_urls": ["http://a:9400/metrics"]}`)}

@@ -9,41 +9,6 @@ import "fmt"
 // includes its power; for owned hardware the GPU-hour price is the amortisation
 // and the energy is paid on top: the share says how much of the sum energy is.
 
-// LevelEnergy is one level's power and energy in decision terms.
-type LevelEnergy struct {
-	PowerPerGPUW    *float64 `json:"power_per_gpu_w"`
-	JPerOutputToken *float64 `json:"j_per_output_token"`
-	JPerRequest     *float64 `json:"j_per_request"`
-	// EnergyCostPerMOutput is the electricity (× PUE) of a million output tokens in
-	// USD; null without a power cost.
-	EnergyCostPerMOutput *float64 `json:"energy_cost_per_m_output_tokens_usd"`
-	// EnergyShare is the energy cost ÷ (GPU-hour cost + energy cost) per million
-	// output tokens; null unless both prices are given.
-	EnergyShare *float64 `json:"energy_share"`
-	PUE         float64  `json:"pue"`
-}
-
-// energyLine is the ceiling's power and energy in one line of the text output.
-func energyLine(e *LevelEnergy) string {
-	line := "GPU power there:"
-	if e.PowerPerGPUW != nil {
-		line += fmt.Sprintf(" %.0f W per GPU", *e.PowerPerGPUW)
-	}
-	if e.JPerOutputToken != nil {
-		line += fmt.Sprintf(", %.3g J per output token", *e.JPerOutputToken)
-	}
-	if e.JPerRequest != nil {
-		line += fmt.Sprintf(", %.3g J per request", *e.JPerRequest)
-	}
-	if e.EnergyCostPerMOutput != nil {
-		line += fmt.Sprintf("; energy $%.4f per million output tokens at PUE %.2f", *e.EnergyCostPerMOutput, e.PUE)
-		if e.EnergyShare != nil {
-			line += fmt.Sprintf(" (%.0f%% of GPU-hours + energy)", *e.EnergyShare*100)
-		}
-	}
-	return line
-}
-
 // jPerKWh is the joules in a kilowatt-hour.
 const jPerKWh = 3.6e6
 

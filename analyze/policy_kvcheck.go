@@ -6,6 +6,8 @@ import (
 	"math"
 	"sort"
 	"strings"
+
+	"github.com/ceiling-llm/ceiling/internal/numfmt"
 )
 
 // The three-way KV check and the server's verdict. Three figures for one KV cache:
@@ -33,29 +35,6 @@ const (
 	// slotPinned: running within this share of the declared slots counts as pinned.
 	slotPinned = 0.95
 )
-
-// KVCheck puts the modelled, declared and observed KV capacity side by side.
-type KVCheck struct {
-	ModelledTokens *int64 `json:"modelled_tokens"`
-	DeclaredTokens *int64 `json:"declared_tokens"`
-	ObservedTokens *int64 `json:"observed_tokens"`
-	// ObservedFromLevel is the level the observed tokens were estimated at.
-	ObservedFromLevel *int `json:"observed_from_level"`
-	// FullAtLevel is the first level where the server's KV cache was full or
-	// pressed (see policy_kvcheck.go), null when it never was.
-	FullAtLevel *int    `json:"full_at_level"`
-	Tolerance   float64 `json:"tolerance"`
-	// Agree is null when fewer than two figures are known.
-	Agree   *bool  `json:"agree"`
-	Verdict string `json:"verdict"`
-}
-
-// ServerBinding is the limit the server's own counters show, with the evidence.
-type ServerBinding struct {
-	Limit    string   `json:"limit"` // "kv" or "batch"
-	Level    int      `json:"level"`
-	Evidence []string `json:"evidence"`
-}
 
 // serverVerdict fills r.KVCheck, r.ServerBinding and their warnings, and names the
 // server's limit in r.Ceiling when its counters show one.
@@ -242,9 +221,5 @@ func serverBinding(r *Run, levels []Level) []string {
 	return nil
 }
 
-func pct(v *float64) string {
-	if v == nil {
-		return "—"
-	}
-	return fmt.Sprintf("%.0f%%", 100**v)
-}
+// pct is a fraction as a whole percentage.
+func pct(v *float64) string { return numfmt.Percent(v) }

@@ -16,24 +16,6 @@ import (
 // MatchedSpeedMethod states the method in the analysis.
 const MatchedSpeedMethod = "tok/s per GPU interpolated linearly along each curve of tok/s per GPU against per-user tok/s (valid levels only, never extrapolated), at per-user speeds two or more curves reach; cost = $/GPU-hour ÷ (tok/s per GPU × 3600) × 10⁶ (the InferenceX perf-per-dollar method)"
 
-// MatchedSpeed is the comparison of several curves at the same per-user speeds.
-type MatchedSpeed struct {
-	Method      string         `json:"method"`
-	Speeds      []float64      `json:"per_user_tok_s"`
-	GPUHourCost *float64       `json:"gpu_hour_cost_usd"`
-	Curves      []MatchedCurve `json:"curves"`
-}
-
-// MatchedCurve is one run (or prediction) at each of MatchedSpeed.Speeds.
-type MatchedCurve struct {
-	Name      string `json:"name"`
-	Predicted bool   `json:"predicted"`
-	// OutputTokSPerGPU and CostPerMOutput are per speed, null where the curve does
-	// not reach that speed (or no GPU-hour cost was given).
-	OutputTokSPerGPU []*float64 `json:"output_tok_s_per_gpu"`
-	CostPerMOutput   []*float64 `json:"cost_per_m_output_tokens_usd"`
-}
-
 // speedCurve is one curve's (per-user speed, tok/s per GPU) points.
 type speedCurve struct {
 	name      string

@@ -15,36 +15,6 @@ import (
 // file: they are marked summary-level everywhere and never mixed into the run's
 // figures. Only an exact coordinate match is compared; nothing is interpolated.
 
-// SummaryCheck is one file of summary-level points beside one measured run.
-type SummaryCheck struct {
-	// SummaryLevel is always true: the other tool's figures are summaries.
-	SummaryLevel bool   `json:"summary_level"`
-	Tool         string `json:"tool"`
-	Version      string `json:"version"`
-	Source       string `json:"source"`
-	MeasuredRun  string `json:"measured_run"`
-	// MeasuredGPUs is the GPU count the measured per-GPU figures divide by, and
-	// GPUsBasis where it came from.
-	MeasuredGPUs int                 `json:"measured_gpus"`
-	GPUsBasis    string              `json:"gpus_basis"`
-	Points       []SummaryPointCheck `json:"points"`
-	Notes        []string            `json:"notes"`
-}
-
-// SummaryPointCheck is one summary-level point and the measured level at its
-// coordinate; DiffPct is (theirs − measured) ÷ measured, in percent.
-type SummaryPointCheck struct {
-	Label       string  `json:"label"`
-	Concurrency float64 `json:"concurrency"`
-	Rate        float64 `json:"rate"`
-	Theirs      Figures `json:"theirs"`
-	Measured    Figures `json:"measured"`
-	// MeasuredLevel is the level compared; null when the run has none at the point's
-	// coordinate.
-	MeasuredLevel *int    `json:"measured_level"`
-	DiffPct       Figures `json:"diff_pct"`
-}
-
 // CompareSummary sets a file of summary-level points beside measured run r.
 func CompareSummary(r *Run, opt Options, s *summary.Summary) *SummaryCheck {
 	sc := &SummaryCheck{SummaryLevel: true, Tool: s.Tool, Version: s.Version, MeasuredRun: r.RunID,
@@ -121,37 +91,4 @@ func appendOnce(list []string, s string) []string {
 		}
 	}
 	return append(list, s)
-}
-
-// writeSummaryChecks writes each summary-level file beside its measured run.
-func writeSummaryChecks(b *strings.Builder, a *Analysis, md bool) {
-	for _, sc := range a.SummaryChecks {
-		heading(b, md, 1, fmt.Sprintf("SUMMARY-LEVEL points from %s beside measured run %s", sc.Tool, sc.MeasuredRun))
-		fmt.Fprintf(b, "source: %s (%s; summaries, no per-request data); measured per-GPU figures divide by %d GPUs (%s)\n",
-			textOrMD(sc.Source, md), sc.Version, sc.MeasuredGPUs, sc.GPUsBasis)
-		t := &table{head: []string{"point", "c", "rate", "their tok/s/GPU", "measured", "diff", "their tok/s/user", "measured", "diff",
-			"their TTFT ms", "measured p50", "diff", "their TPOT ms", "measured p50", "diff", "level"}}
-		ms := func(v *float64) *float64 {
-			if v == nil {
-				return nil
-			}
-			return pf(*v * 1000)
-		}
-		for _, p := range sc.Points {
-			lvl := "none at this load"
-			if p.MeasuredLevel != nil {
-				lvl = fmt.Sprint(*p.MeasuredLevel)
-			}
-			t.rows = append(t.rows, []string{textOrMD(p.Label, md), numCell(p.Concurrency, 0), numCell(p.Rate, 2),
-				optCell(p.Theirs.OutputTokSPerGPU, 1), optCell(p.Measured.OutputTokSPerGPU, 1), pctCell(p.DiffPct.OutputTokSPerGPU),
-				optCell(p.Theirs.PerUserTokS, 1), optCell(p.Measured.PerUserTokS, 1), pctCell(p.DiffPct.PerUserTokS),
-				optCell(ms(p.Theirs.TTFT), 0), optCell(ms(p.Measured.TTFT), 0), pctCell(p.DiffPct.TTFT),
-				optCell(ms(p.Theirs.TPOT), 1), optCell(ms(p.Measured.TPOT), 1), pctCell(p.DiffPct.TPOT), lvl})
-		}
-		_ = t.write(b, md)
-		for _, n := range sc.Notes {
-			fmt.Fprintf(b, "note: %s\n", textOrMD(n, md))
-		}
-		b.WriteString("\n")
-	}
 }

@@ -181,23 +181,3 @@ func sourceRerun(tool string, maxC int) string {
 	}
 	return fmt.Sprintf("rerun them with %s, with arrivals fast enough to keep every level full and well over %d requests per level (the completions a steady-state window needs at c=%d)", tool, n, maxC)
 }
-
-// validCell is the level table's validity column: "yes", or "NO" (the reason is
-// listed under the table by invalidLines).
-func validCell(l Level) string {
-	if l.Valid {
-		return "yes"
-	}
-	return "NO"
-}
-
-// invalidLines name each invalid level and why, for the text and markdown outputs.
-func invalidLines(levels []Level) []string {
-	var out []string
-	for _, l := range levels {
-		if !l.Valid {
-			out = append(out, fmt.Sprintf("invalid: level %d (%s): %s", l.Level, offeredLabel(l), l.InvalidReason))
-		}
-	}
-	return out
-}

@@ -18,17 +18,6 @@ import (
 // latencies, and the what-if runs on them exactly as on a trace. The result says
 // it was built from summary points (SummaryPointsBasis) and what each level lacks.
 
-// SummaryPointsBasis says that a what-if's measured baseline is a file of summary
-// points (published levels), not a recorded run.
-type SummaryPointsBasis struct {
-	Tool   string   `json:"tool"`
-	Files  []string `json:"files"`
-	Points int      `json:"points"`
-	// Derived names the figures worked out from others (per-user speed from
-	// TPOT, the decode batch from throughput ÷ per-user speed).
-	Derived []string `json:"derived,omitempty"`
-}
-
 // WhatIfFromSummary predicts change from the summary points s of the deployment
 // opt describes (Options.BudgetInput: the GPU, GPU count and shape the points were
 // measured on). Throughputs per GPU are multiplied by the deployment's GPUs.

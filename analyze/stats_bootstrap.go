@@ -53,74 +53,15 @@ const (
 	// stableShare is the share of resamples that must give the reported ceiling for
 	// it to count as stable.
 	stableShare = 0.9
-	// fewBlocks is the fewest independent blocks a window interval is computed
-	// from: with fewer, the level is "too short for an interval" (null).
-	fewBlocks = 5
-	// minIntervalRequests is the fewest successful requests a p50 interval is
-	// computed from, minP99Requests for a p99 (below 50 requests the p99 is the
-	// largest value or next to it, and resampling it says nothing).
-	minIntervalRequests = 20
-	minP99Requests      = 50
+	// MinIntervalBlocks is the fewest independent blocks a window interval is
+	// computed from: with fewer, the level is "too short for an interval" (null).
+	MinIntervalBlocks = 5
+	// MinIntervalRequests is the fewest successful requests a p50 interval is
+	// computed from, MinP99IntervalRequests for a p99 (below 50 requests the p99 is
+	// the largest value or next to it, and resampling it says nothing).
+	MinIntervalRequests    = 20
+	MinP99IntervalRequests = 50
 )
-
-// Interval is a confidence interval.
-type Interval struct {
-	Low  float64 `json:"low"`
-	High float64 `json:"high"`
-}
-
-// LevelCI holds a level's bootstrap confidence intervals (ciConfidence, percentile
-// method). The latency intervals are null when the level has no such latency.
-//
-// Each interval is null where its level is too short for one: window figures with
-// fewer than fewBlocks blocks, p50s from fewer than minIntervalRequests requests,
-// p99s from fewer than minP99Requests. A window interval always contains the
-// level's own figure (what was observed to complete is never outside it).
-type LevelCI struct {
-	OutputTokS *Interval `json:"output_tok_s"`
-	RequestS   *Interval `json:"request_s"`
-	TTFTP50    *Interval `json:"ttft_p50_s"`
-	TTFTP99    *Interval `json:"ttft_p99_s"`
-	TPOTP50    *Interval `json:"tpot_p50_s"`
-	TPOTP99    *Interval `json:"tpot_p99_s"`
-	// BlockS is the time block of the window bootstrap, Blocks how many fit in the
-	// window: below fewBlocks the throughput interval is too narrow to trust.
-	BlockS float64 `json:"block_s"`
-	Blocks float64 `json:"blocks"`
-}
-
-// Bootstrap describes the resampling of a run and the stability of its ceiling.
-type Bootstrap struct {
-	Resamples  int     `json:"resamples"`
-	Confidence float64 `json:"confidence"`
-	Seed       uint64  `json:"seed"`
-	// Ceiling is null when no level is valid.
-	Ceiling *CeilingStability `json:"ceiling"`
-}
-
-// CeilingStability is how often resampled level figures give the reported ceiling.
-type CeilingStability struct {
-	// Share is the fraction of resamples whose realistic ceiling is the reported one
-	// (none found counts as a value of its own).
-	Share float64 `json:"share"`
-	// Outcomes lists every ceiling the resamples gave, most frequent first; a null
-	// concurrency is "no ceiling found in the tested range".
-	Outcomes []CeilingOutcome `json:"outcomes"`
-	// Low and High span the middle 95% of the ceilings found (null when none found).
-	Low  *float64 `json:"low"`
-	High *float64 `json:"high"`
-	// Stable is Share ≥ 0.9; an unstable ceiling is reported as the Low–High range
-	// with a warning.
-	Stable bool `json:"stable"`
-	// Text says it in words: "32 in 91% of resamples, else 24 (9%)".
-	Text string `json:"text"`
-}
-
-// CeilingOutcome is one ceiling value and the share of resamples that gave it.
-type CeilingOutcome struct {
-	Concurrency *float64 `json:"concurrency"`
-	Share       float64  `json:"share"`
-}
 
 // binAcc accumulates a level's window in bootstrapBins time bins during the second
 // pass: output tokens, completions, and decode and waiting occupancy (ns).
@@ -350,20 +291,20 @@ func levelIntervals(r *Run, acc *runAcc, opt Options) {
 		}
 		lv := r.Levels[i]
 		ci := &LevelCI{BlockS: rs.blockS, Blocks: rs.blocks}
-		if rs.blocks >= fewBlocks && lv.WindowS > 0 {
+		if rs.blocks >= MinIntervalBlocks && lv.WindowS > 0 {
 			ci.OutputTokS = around(interval(slices.Clone(rs.tok)), lv.OutputTokS)
 			ci.RequestS = around(interval(slices.Clone(rs.req)), lv.RequestS)
 		}
-		if n := lv.TTFT.N; n >= minIntervalRequests {
+		if n := lv.TTFT.N; n >= MinIntervalRequests {
 			ci.TTFTP50 = optInterval(rs.ttft50)
 		}
-		if n := lv.TTFT.N; n >= minP99Requests {
+		if n := lv.TTFT.N; n >= MinP99IntervalRequests {
 			ci.TTFTP99 = optInterval(rs.ttft99)
 		}
-		if n := lv.TPOT.N; n >= minIntervalRequests {
+		if n := lv.TPOT.N; n >= MinIntervalRequests {
 			ci.TPOTP50 = optInterval(rs.tpot50)
 		}
-		if n := lv.TPOT.N; n >= minP99Requests {
+		if n := lv.TPOT.N; n >= MinP99IntervalRequests {
 			ci.TPOTP99 = optInterval(rs.tpot99)
 		}
 		r.Levels[i].CI = ci
@@ -396,20 +337,20 @@ func bootstrapRun(r *Run, acc *runAcc, opt Options) {
 	}
 	var few []string
 	for _, l := range r.Levels {
-		if l.Valid && l.CI != nil && l.CI.Blocks < fewBlocks {
+		if l.Valid && l.CI != nil && l.CI.Blocks < MinIntervalBlocks {
 			few = append(few, offeredLabel(l))
 		}
 	}
 	if len(few) > 0 {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("%s: too short for an interval (fewer than %d request lifetimes of window each, the fewest a throughput interval is drawn from); longer levels give one",
-			strings.Join(few, ", "), fewBlocks))
+			strings.Join(few, ", "), MinIntervalBlocks))
 	}
 }
 
 // stabilityWarning is the warning of an unstable ceiling.
 func stabilityWarning(st *CeilingStability) string {
 	return "the realistic ceiling is not stable under resampling: " + st.Text +
-		": read it as the range " + rangeText(st) + ", and rerun with more requests per level (or --repeat) to narrow it"
+		": read it as the range " + st.RangeText() + ", and rerun with more requests per level (or --repeat) to narrow it"
 }
 
 // ceilingStability re-runs the ceiling rules on every resample of the valid levels.
@@ -586,15 +527,4 @@ func stabilityText(reported *float64, st *CeilingStability, what string) string 
 		s += ", else " + strings.Join(else_, ", ")
 	}
 	return s
-}
-
-// rangeText is "24–48", or what is known of it.
-func rangeText(st *CeilingStability) string {
-	if st.Low == nil {
-		return "none found"
-	}
-	if *st.Low == *st.High {
-		return concCell(st.Low)
-	}
-	return concCell(st.Low) + "–" + concCell(st.High)
 }

@@ -232,7 +232,7 @@ func TestCeilingStability(t *testing.T) {
 			if st == nil {
 				t.Fatal("no stability")
 			}
-			t.Logf("%s: %s (range %s)", tc.name, st.Text, rangeText(st))
+			t.Logf("%s: %s (range %s)", tc.name, st.Text, st.RangeText())
 			if st.Stable != tc.stable {
 				t.Errorf("stable = %v, want %v: %s", st.Stable, tc.stable, st.Text)
 			}
@@ -246,7 +246,7 @@ func TestCeilingStability(t *testing.T) {
 					t.Errorf("an unstable ceiling needs several outcomes and a range: %+v", st)
 				}
 				w := stabilityWarning(st)
-				if !strings.Contains(w, "not stable") || !strings.Contains(w, rangeText(st)) {
+				if !strings.Contains(w, "not stable") || !strings.Contains(w, st.RangeText()) {
 					t.Errorf("warning %q does not say unstable and give the range", w)
 				}
 			}

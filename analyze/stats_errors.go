@@ -72,16 +72,6 @@ func errorKind(status int32, errText string, gotToken bool) string {
 	return "other"
 }
 
-// ErrorGroup is one kind of failure of a level with the server's (or the client's)
-// message: Message is the first text seen, Count the failures whose text matches it
-// once numbers are set aside ("request (312 tokens) exceeds ..." and "request (298
-// tokens) exceeds ..." are one group).
-type ErrorGroup struct {
-	Kind    string `json:"kind"`
-	Message string `json:"message"`
-	Count   int    `json:"count"`
-}
-
 const (
 	// errorGroupsMax is the most groups kept per level; the rest are counted in one
 	// group per kind whose message says so.
@@ -146,21 +136,6 @@ func clipMessage(s string) string {
 		return "(no message)"
 	}
 	return errtext.Clip(s, errorMessageMax)
-}
-
-// errorTable is the failures of every level by kind and message; nil when nothing
-// failed.
-func errorTable(r *Run) *table {
-	t := &table{head: []string{"level", "offered", "kind", "failed", "message (first seen)"}}
-	for _, l := range r.Levels {
-		for _, g := range l.ErrorGroups {
-			t.rows = append(t.rows, []string{fmt.Sprint(l.Level), offeredLabel(l), g.Kind, fmt.Sprint(g.Count), g.Message})
-		}
-	}
-	if len(t.rows) == 0 {
-		return nil
-	}
-	return t
 }
 
 // topMessage is the most frequent message of a level's failures, for its warning.

@@ -1,30 +1,14 @@
 package analyze
 
 import (
-	"fmt"
 	"math"
 	"sort"
-	"strings"
 )
 
 // Repeats (ceiling record --repeat N): the levels of one sweep point, the same
 // offered concurrency or rate, are its repeats. Every repeat stays a level of its
 // own; the ceilings and fits see one pooled level per point, and the repeats each
 // alone say whether the ceiling moves between them.
-
-// RepeatSpread is how far one point's repeats lie apart.
-type RepeatSpread struct {
-	Concurrency int     `json:"concurrency"`
-	Rate        float64 `json:"rate"`
-	// Levels are the point's level indices, every repeat; the spread below is over
-	// the valid ones (an invalid level's figures measure nothing).
-	Levels        []int   `json:"levels"`
-	OutputTokSMin float64 `json:"output_tok_s_min"`
-	OutputTokSMax float64 `json:"output_tok_s_max"`
-	// TTFTP99Min and TTFTP99Max are null when no valid repeat has a TTFT.
-	TTFTP99Min *float64 `json:"ttft_p99_min"`
-	TTFTP99Max *float64 `json:"ttft_p99_max"`
-}
 
 type pointKey struct {
 	concurrency int
@@ -201,48 +185,7 @@ func repeatRun(r *Run, opt Options) {
 	r.RepeatCeiling = st
 	if !st.Stable {
 		r.Warnings = append(r.Warnings, "the realistic ceiling moves between repeats: "+st.Text+
-			" (pooled: "+ceilingWord(r.Ceiling.Concurrency)+"): read it as the range "+rangeText(st)+
+			" (pooled: "+ceilingWord(r.Ceiling.Concurrency)+"): read it as the range "+st.RangeText()+
 			", and rerun with longer levels or more repeats to narrow it")
 	}
-}
-
-// writeRepeats writes the spread between each point's repeats, and the ceiling's
-// agreement across them.
-func writeRepeats(b *strings.Builder, r *Run, md bool) {
-	if len(r.Repeats) == 0 {
-		return
-	}
-	heading(b, md, 2, "Repeats (ceilings and fits use each point's mean)")
-	t := &table{head: []string{"point", "levels", "out tok/s min–max", "TTFT p99 min–max"}}
-	for _, s := range r.Repeats {
-		pt := fmt.Sprintf("c=%d", s.Concurrency)
-		if s.Rate > 0 {
-			pt = fmt.Sprintf("rate=%g/s", s.Rate)
-		}
-		ls := make([]string, len(s.Levels))
-		for i, l := range s.Levels {
-			ls[i] = fmt.Sprint(l)
-		}
-		ttft := "—"
-		if s.TTFTP99Min != nil {
-			ttft = durCell(s.TTFTP99Min) + "–" + durCell(s.TTFTP99Max)
-		}
-		t.rows = append(t.rows, []string{pt, strings.Join(ls, ","),
-			numCell(s.OutputTokSMin, 1) + "–" + numCell(s.OutputTokSMax, 1), ttft})
-	}
-	_ = t.write(b, md)
-	b.WriteString("\n")
-}
-
-// repeatCeilingLine is the line under the realistic ceiling: whether the repeats
-// agree on it.
-func repeatCeilingLine(r *Run) string {
-	st := r.RepeatCeiling
-	if st == nil {
-		return ""
-	}
-	if st.Stable {
-		return "across repeats: " + st.Text
-	}
-	return "across repeats: MOVES, " + st.Text + "; read the ceiling as the range " + rangeText(st)
 }

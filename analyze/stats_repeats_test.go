@@ -144,20 +144,12 @@ func TestRepeatsPooled(t *testing.T) {
 				t.Errorf("stable %v, warned %v; want the ceiling to move: %v (%s; warnings %q)", st.Stable, warned, tt.moves, st.Text, r.Warnings)
 			}
 			if st.Low == nil || *st.Low != tt.low || *st.High != tt.top {
-				t.Errorf("range %s, want %g–%g (%s)", rangeText(st), tt.low, tt.top, st.Text)
+				t.Errorf("range %s, want %g–%g (%s)", st.RangeText(), tt.low, tt.top, st.Text)
 			}
 			if !tt.moves && *r.Ceiling.Concurrency != 8 {
 				t.Errorf("pooled ceiling %g, want the knee at 8", *r.Ceiling.Concurrency)
 			}
 
-			var buf strings.Builder
-			if err := Write(&buf, a, FormatText); err != nil {
-				t.Fatal(err)
-			}
-			text := buf.String()
-			if !strings.Contains(text, "Repeats") || strings.Contains(text, "across repeats: MOVES") != tt.moves {
-				t.Errorf("text lacks the repeats or misstates the move:\n%s", text)
-			}
 			js, _ := json.Marshal(a)
 			if !strings.Contains(string(js), `"repeats":[{"concurrency":1,"rate":0,"levels":[0,1]`) {
 				t.Errorf("JSON lacks runs[].repeats: %.400s", js)

@@ -2,23 +2,6 @@ package analyze
 
 import "slices"
 
-// LevelResamples are the bootstrap resamples of one level's figures, the values
-// its confidence intervals (LevelCI) are the percentiles of: one entry per
-// resample, in the order drawn. Package compare tests the difference between two
-// runs from them. A slice is nil where the level's interval is null (too short a
-// window, too few requests: the rules of LevelCI), so that nothing is tested that
-// the analysis would not give an interval for.
-type LevelResamples struct {
-	OutputTokS []float64
-	RequestS   []float64
-	TTFTP50    []float64
-	TTFTP99    []float64
-	TPOTP50    []float64
-	TPOTP99    []float64
-	E2EP50     []float64
-	E2EP99     []float64
-}
-
 // Resamples returns the level's bootstrap resamples (copies), or nil when it has
 // none: an imported run, the bootstrap off, or a Level decoded from JSON (the
 // resamples are not part of the JSON contract).
@@ -28,17 +11,17 @@ func (l *Level) Resamples() *LevelResamples {
 		return nil
 	}
 	out := &LevelResamples{}
-	if rs.blocks >= fewBlocks && l.WindowS > 0 {
+	if rs.blocks >= MinIntervalBlocks && l.WindowS > 0 {
 		out.OutputTokS, out.RequestS = slices.Clone(rs.tok), slices.Clone(rs.req)
 	}
 	p50 := func(n int, v []float64) []float64 {
-		if n < minIntervalRequests {
+		if n < MinIntervalRequests {
 			return nil
 		}
 		return slices.Clone(v)
 	}
 	p99 := func(n int, v []float64) []float64 {
-		if n < minP99Requests {
+		if n < MinP99IntervalRequests {
 			return nil
 		}
 		return slices.Clone(v)

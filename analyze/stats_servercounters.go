@@ -391,25 +391,3 @@ func attachServerCounters(r *Run, snaps []timedSnapshot) {
 		}
 	}
 }
-
-// serverTable is the per-level table of the server's counters beside the client's
-// in-flight figure, for the text and markdown outputs; nil when no level has any.
-func serverTable(r *Run) *table {
-	t := &table{head: []string{"level", "offered", "client in flight", "server running", "max", "waiting", "max",
-		"KV mean", "KV max", "preempt", "prefix hit", "server tok/s"}}
-	found := false
-	for _, l := range r.Levels {
-		s := l.Server
-		if s == nil {
-			continue
-		}
-		found = true
-		t.rows = append(t.rows, []string{fmt.Sprint(l.Level), offeredLabel(l), numCell(l.InFlight, 2),
-			optCell(s.RunningMean, 2), optCell(s.RunningMax, 0), optCell(s.WaitingMean, 2), optCell(s.WaitingMax, 0),
-			pct(s.KVUsageMean), pct(s.KVUsageMax), optCell(s.Preemptions, 0), pct(s.PrefixHitRate), optCell(s.GenerationTokS, 1)})
-	}
-	if !found {
-		return nil
-	}
-	return t
-}

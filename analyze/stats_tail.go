@@ -4,10 +4,9 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/ceiling-llm/ceiling/internal/numfmt"
+	"github.com/ceiling-llm/ceiling/searchrule"
 )
 
 // Tail percentiles with a sample-size guard: the p-th percentile says something
@@ -32,19 +31,12 @@ func tailPercentiles(asked []float64) []float64 {
 	return out
 }
 
-// TailNeed is the number of values the p-th percentile needs: 1/(1 − p/100),
-// rounded up (rounded first to absorb float error: p99.9 needs 1,000, not 1,001).
-func TailNeed(p float64) int {
-	if p <= 0 || p >= 100 {
-		return 0
-	}
-	return int(math.Ceil(math.Round(100/(100-p)*1e6) / 1e6))
-}
+// TailNeed is the number of values the p-th percentile needs (searchrule's rule,
+// which the search sizes its levels by).
+func TailNeed(p float64) int { return searchrule.TailNeed(p) }
 
 // PercentileName is how a percentile is written: p99.9, p95, p97.5.
-func PercentileName(p float64) string {
-	return "p" + strconv.FormatFloat(p, 'f', -1, 64)
-}
+func PercentileName(p float64) string { return searchrule.PercentileName(p) }
 
 // tailOf builds the tail percentiles from n sorted values given by at(k) (seconds).
 func tailOf(n int, at func(int) float64, ps []float64, what string) []TailPercentile {
@@ -127,84 +119,4 @@ func (s Summary) TailValue(p float64) (*float64, string) {
 		}
 	}
 	return nil, fmt.Sprintf("%s was not computed", PercentileName(p))
-}
-
-// tailCell is a tail percentile's table cell: the value, or "n < need" when the
-// level has too few values to tell it.
-func tailCell(s Summary, p float64) string {
-	for _, t := range s.Tail {
-		if t.P != p {
-			continue
-		}
-		if t.Value == nil {
-			return fmt.Sprintf("n=%s < %s", numfmt.Int(int64(t.N)), numfmt.Int(int64(t.Need)))
-		}
-		return durCell(t.Value)
-	}
-	return "-"
-}
-
-// tailTable is the tail percentiles of every level (p99.9 and the ones asked), and
-// in open loop the latencies from the scheduled send beside those from the actual
-// one; nil when there is nothing to show.
-func tailTable(r *Run) *table {
-	var ps []float64
-	open := false
-	for _, l := range r.Levels {
-		for _, t := range l.TTFT.Tail {
-			if !slices.Contains(ps, t.P) {
-				ps = append(ps, t.P)
-			}
-		}
-		open = open || l.TTFTFromScheduled != nil
-	}
-	slices.Sort(ps)
-	if len(ps) == 0 && !open {
-		return nil
-	}
-	t := &table{head: []string{"level", "offered"}}
-	for _, p := range ps {
-		n := PercentileName(p)
-		t.head = append(t.head, "TTFT "+n, "ITL "+n, "E2E "+n)
-	}
-	if open {
-		t.head = append(t.head, "TTFT p99 sent", "TTFT p99 sched", "E2E p99 sent", "E2E p99 sched")
-	}
-	for _, l := range r.Levels {
-		row := []string{fmt.Sprint(l.Level), offeredLabel(l)}
-		for _, p := range ps {
-			row = append(row, tailCell(l.TTFT, p), tailCell(l.ITL, p), tailCell(l.E2E, p))
-		}
-		if open {
-			ts, es := "-", "-"
-			if l.TTFTFromScheduled != nil {
-				ts = durCell(l.TTFTFromScheduled.P99)
-			}
-			if l.E2EFromScheduled != nil {
-				es = durCell(l.E2EFromScheduled.P99)
-			}
-			row = append(row, durCell(l.TTFT.P99), ts, durCell(l.E2E.P99), es)
-		}
-		t.rows = append(t.rows, row)
-	}
-	return t
-}
-
-// writeTail writes the tail table with its reading.
-func writeTail(b *strings.Builder, r *Run, md bool, line func(string, ...any)) {
-	t := tailTable(r)
-	if t == nil {
-		return
-	}
-	heading(b, md, 2, "Tail latencies")
-	_ = t.write(b, md)
-	b.WriteString("\n")
-	line("A percentile pN needs at least 1/(1 − N/100) values (p99.9: 1,000): with fewer it is shown as n=… < …, never as a number.")
-	for _, l := range r.Levels {
-		if l.TTFTFromScheduled != nil {
-			line("Open loop: \"sched\" is measured from each request's scheduled send (scheduled_ns), corrected for coordinated omission; \"sent\" from its actual send.")
-			break
-		}
-	}
-	b.WriteString("\n")
 }

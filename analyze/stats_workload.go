@@ -17,33 +17,6 @@ import (
 // later turns: a conversation's later turns resend its history, which a prefix
 // cache turns into a shorter prefill.
 
-// Workload is one level's request lengths and prefix-cache hits, over its successful
-// non-warm-up requests.
-type Workload struct {
-	// Lengths in tokens as asked (target prompt, max_tokens) and as the server
-	// counted them (prompt_tokens, output_tokens).
-	TargetPrompt Summary `json:"target_prompt_tokens"`
-	Prompt       Summary `json:"prompt_tokens"`
-	MaxTokens    Summary `json:"max_tokens"`
-	Output       Summary `json:"output_tokens"`
-	// CachedRequests counts the requests that reported cached_tokens;
-	// PrefixHitShare is their cached tokens over their prompt tokens (null when none
-	// reported).
-	CachedRequests int      `json:"cached_requests"`
-	PrefixHitShare *float64 `json:"prefix_hit_share"`
-	// Turns is per conversation turn (multi-turn runs only, in turn order).
-	Turns []TurnStats `json:"turns,omitempty"`
-}
-
-// TurnStats is one turn of a level's conversations.
-type TurnStats struct {
-	Turn           int      `json:"turn"`
-	Requests       int      `json:"requests"`
-	PromptTokens   Summary  `json:"prompt_tokens"`
-	PrefixHitShare *float64 `json:"prefix_hit_share"`
-	TTFT           Summary  `json:"ttft_s"`
-}
-
 // workloadColumns are what the workload pass reads; turn only where the trace has it.
 func workloadColumns(withTurn bool) []colSpec {
 	c := []colSpec{

@@ -44,6 +44,10 @@ type Engine struct {
 	MetricPrefix string
 	// Metrics maps the names of its /metrics series to what each one measures.
 	Metrics map[string]Role
+	// DeclaredKVSeries is the /metrics series whose labels declare its KV cache
+	// (vLLM's cache_config_info: kv_cache_size_tokens, num_gpu_blocks,
+	// block_size); "" when it declares none there.
+	DeclaredKVSeries string
 	// KVExhausted are its words, lower case, for a KV cache that ran out while
 	// serving (the request fit alone); ContextExceeded its words for one request
 	// longer than the context a sequence may hold.
@@ -55,6 +59,14 @@ type Engine struct {
 	// ContextFlag is the server flag that sets the context one request may use
 	// ("--max-model-len"); "" when ceiling has no advice in its flags.
 	ContextFlag string
+	// SlotContext is true when the context the server reports (n_ctx) is what
+	// one slot holds, not the model's whole context, and SlotContextFix is the
+	// advice in its flags for a workload longer than that.
+	SlotContext    bool
+	SlotContextFix string
+	// CutsAtContext is true when a request that reaches the context's end while
+	// generating is cut there and answered, not refused.
+	CutsAtContext bool
 	// MinTokens is true when its completions API takes min_tokens, so that
 	// ignore_eos with min_tokens = max_tokens asks for exact output lengths.
 	MinTokens bool
@@ -100,12 +112,32 @@ func Of(n Name) (Engine, bool) {
 // OfMetric names the engine whose /metrics series name is: the engine whose
 // prefix it carries, else NIM (the only engine without a prefix of its own).
 func OfMetric(name string) Name {
-	for _, e := range All() {
-		if e.MetricPrefix != "" && strings.HasPrefix(name, e.MetricPrefix) {
-			return e.Name
-		}
+	if n, ok := OfMetricPrefix(name); ok {
+		return n
 	}
 	return NIM
+}
+
+// OfMetricPrefix names the engine whose own prefix the /metrics series name
+// carries; ok is false for a name with no engine's prefix (process_, python_ ...).
+func OfMetricPrefix(name string) (Name, bool) {
+	for _, e := range All() {
+		if e.MetricPrefix != "" && strings.HasPrefix(name, e.MetricPrefix) {
+			return e.Name, true
+		}
+	}
+	return Unknown, false
+}
+
+// OfOwnedBy names the engine whose /v1/models entries carry owned_by; ok is false
+// for an owner no engine writes (an organisation's name, "system").
+func OfOwnedBy(ownedBy string) (Name, bool) {
+	for _, e := range All() {
+		if e.OwnedBy != "" && e.OwnedBy == ownedBy {
+			return e.Name, true
+		}
+	}
+	return Unknown, false
 }
 
 // ContextFlags is the advice for serving a model with a longer context, in each

@@ -171,3 +171,30 @@ func TestContextFlags(t *testing.T) {
 		t.Errorf("ContextFlags() = %q, want %q", got, want)
 	}
 }
+
+// TestOfOwnedByAndMetricPrefix: the probe tells the engine from owned_by and from
+// a /metrics series' prefix; what no engine writes names none.
+func TestOfOwnedByAndMetricPrefix(t *testing.T) {
+	for _, tc := range []struct {
+		owned  string
+		want   Name
+		wantOK bool
+	}{{"vllm", VLLM, true}, {"sglang", SGLang, true}, {"llamacpp", LlamaCpp, true}, {"system", Unknown, false}, {"", Unknown, false}} {
+		if n, ok := OfOwnedBy(tc.owned); n != tc.want || ok != tc.wantOK {
+			t.Errorf("OfOwnedBy(%q) = %q, %v; want %q, %v", tc.owned, n, ok, tc.want, tc.wantOK)
+		}
+	}
+	for _, tc := range []struct {
+		series string
+		want   Name
+		wantOK bool
+	}{{"vllm:num_requests_running", VLLM, true}, {"sglang:num_running_reqs", SGLang, true},
+		{"llamacpp:requests_processing", LlamaCpp, true}, {"tgi_queue_size", TGI, true}, {"process_cpu_seconds_total", Unknown, false}} {
+		if n, ok := OfMetricPrefix(tc.series); n != tc.want || ok != tc.wantOK {
+			t.Errorf("OfMetricPrefix(%q) = %q, %v; want %q, %v", tc.series, n, ok, tc.want, tc.wantOK)
+		}
+	}
+	if e, _ := Of(VLLM); e.DeclaredKVSeries == "" || !strings.HasPrefix(e.DeclaredKVSeries, e.MetricPrefix) {
+		t.Errorf("vLLM's declared KV series %q does not carry its prefix", e.DeclaredKVSeries)
+	}
+}

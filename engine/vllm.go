@@ -18,13 +18,14 @@ import (
 // longer than the model's context length" for a request too long.
 func vllm() Engine {
 	return Engine{
-		Name:            VLLM,
-		Title:           "vLLM",
-		OwnedBy:         "vllm",
-		MetricPrefix:    "vllm:",
-		Metrics:         vllmMetrics("vllm:"),
-		KVExhausted:     []string{"exceeds the capacity of block_manager"},
-		ContextExceeded: []string{"maximum context length", "is longer than the model's context length"},
+		Name:             VLLM,
+		Title:            "vLLM",
+		OwnedBy:          "vllm",
+		MetricPrefix:     "vllm:",
+		Metrics:          vllmMetrics("vllm:"),
+		DeclaredKVSeries: "vllm:cache_config_info",
+		KVExhausted:      []string{"exceeds the capacity of block_manager"},
+		ContextExceeded:  []string{"maximum context length", "is longer than the model's context length"},
 		KVSource: func(d DeclaredKV) string {
 			v := d.Tokens
 			if d.NumGPUBlocks != nil && d.BlockSize != nil && *d.NumGPUBlocks**d.BlockSize != v {

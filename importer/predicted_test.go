@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/ceiling-llm/ceiling/analyze"
+	"github.com/ceiling-llm/ceiling/analyze/analysistext"
 	"github.com/ceiling-llm/ceiling/capacity"
 	"github.com/ceiling-llm/ceiling/importer"
 )
@@ -63,7 +64,7 @@ func TestComparePrediction1396(t *testing.T) {
 		t.Errorf("flags %q\nwant 3, among them %q", pc.Flags, want)
 	}
 	var b strings.Builder
-	if err := analyze.Write(&b, &analyze.Analysis{Runs: []analyze.Run{}, Predictions: []analyze.PredictionCheck{*pc}}, analyze.FormatText); err != nil {
+	if err := analysistext.Write(&b, &analyze.Analysis{Runs: []analyze.Run{}, Predictions: []analyze.PredictionCheck{*pc}}, analysistext.FormatText); err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range []string{"PREDICTED by AIConfigurator (vllm) beside measured run b200-nvfp4", "+359%", "FLAG: " + want} {

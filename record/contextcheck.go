@@ -92,21 +92,21 @@ func (r *recorder) checkContext(srv trace.ServerInfo) (string, error) {
 
 // contextWords names the context limit of srv and how to fix a workload over it.
 func contextWords(srv trace.ServerInfo, limit int) (where, fix string) {
-	if srv.Kind == engine.LlamaCpp && srv.NCtx != nil {
-		where = "a llama.cpp slot holds (n_ctx per slot"
+	if e, _ := engine.Of(srv.Kind); e.SlotContext && srv.NCtx != nil {
+		where = "a " + e.Title + " slot holds (n_ctx per slot"
 		if srv.Slots != nil {
 			where += fmt.Sprintf(", %d slots", *srv.Slots)
 		}
 		where += ")"
-		return where, "Fix: shorten --prompt-tokens / --output-tokens, or restart llama-server with a larger -c or fewer -np slots (llama.cpp splits -c among its -np slots; /props reports the n_ctx of each)."
+		return where, "Fix: shorten --prompt-tokens / --output-tokens, or " + e.SlotContextFix + "."
 	}
 	return "of the server's max_model_len", "Fix: shorten --prompt-tokens / --output-tokens, or serve the model with a longer context (" + engine.ContextFlags() + ")."
 }
 
 // consequence says what the server does with a request over its context.
 func consequence(srv trace.ServerInfo, fit contextFit) string {
-	if srv.Kind == engine.LlamaCpp && fit.promptOverOnly*2 < fit.over {
-		return "have their output cut at the context's end (llama.cpp stops generating there), not the lengths asked"
+	if e, _ := engine.Of(srv.Kind); e.CutsAtContext && fit.promptOverOnly*2 < fit.over {
+		return "have their output cut at the context's end (" + e.Title + " stops generating there), not the lengths asked"
 	}
 	return "be refused (HTTP 400: the request exceeds the context)"
 }

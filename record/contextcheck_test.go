@@ -8,7 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ceiling-llm/ceiling/engine"
 	"github.com/ceiling-llm/ceiling/record/enginetest"
+	"github.com/ceiling-llm/ceiling/trace"
 )
 
 // completions counts the completion requests the engine received.
@@ -123,5 +125,29 @@ func TestLevelThatFailsEverythingStops(t *testing.T) {
 	}
 	if n := completions(eng); n > 13 {
 		t.Errorf("%d completion requests sent: the level did not stop", n)
+	}
+}
+
+// TestContextAdviceIsTheEngines: a workload over the context is told in the
+// engine's own terms (package engine): a llama.cpp slot's n_ctx and its -c / -np
+// flags, whose answer is a cut output; else max_model_len and each engine's flag,
+// and a refusal.
+func TestContextAdviceIsTheEngines(t *testing.T) {
+	n, slots := int64(512), int64(4)
+	llama := trace.ServerInfo{Kind: engine.LlamaCpp, NCtx: &n, Slots: &slots}
+	where, fix := contextWords(llama, 512)
+	if !strings.Contains(where, "llama.cpp slot holds (n_ctx per slot, 4 slots)") || !strings.Contains(fix, "fewer -np slots") {
+		t.Errorf("llama.cpp: %q / %q", where, fix)
+	}
+	if c := consequence(llama, contextFit{over: 4, promptOverOnly: 0}); !strings.Contains(c, "cut at the context's end (llama.cpp stops") {
+		t.Errorf("llama.cpp consequence %q", c)
+	}
+	vllm := trace.ServerInfo{Kind: engine.VLLM, NCtx: &n}
+	where, fix = contextWords(vllm, 512)
+	if !strings.Contains(where, "max_model_len") || !strings.Contains(fix, "--max-model-len") {
+		t.Errorf("vLLM: %q / %q", where, fix)
+	}
+	if c := consequence(vllm, contextFit{over: 4}); !strings.Contains(c, "refused") {
+		t.Errorf("vLLM consequence %q", c)
 	}
 }

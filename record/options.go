@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ceiling-llm/ceiling/record/internal/client"
+	"github.com/ceiling-llm/ceiling/searchrule"
 	"github.com/ceiling-llm/ceiling/shard"
 	"github.com/ceiling-llm/ceiling/trace"
 )
@@ -117,8 +118,11 @@ type Options struct {
 	// Criteria a search level must pass (nil: DefaultCriteria; empty: none but the
 	// knee). The knee is Knee: the gain per doubling below which a level fails
 	// (0: 5% with Auto, off with RateAuto; negative: off).
-	Criteria []Criterion
+	Criteria []searchrule.Criterion
 	Knee     float64
+	// Analyzer computes the figures a search judges its levels by, from the
+	// sealed parts (a search needs it; cmd/ceiling gives analyze.SearchFigures).
+	Analyzer searchrule.Analyzer
 	// Resolution is the widest bracket the search stops at: "10%", "2" (requests,
 	// or requests/s), or both, the larger of the two ("10%,1", the default).
 	Resolution string
@@ -235,6 +239,8 @@ func (o *Options) validate() error {
 		return errors.New("Options.Replay and a search (Options.Auto, Options.RateAuto) exclude each other")
 	case o.searching() && o.Turns > 1:
 		return errors.New("Options.Turns and a search (Options.Auto, Options.RateAuto) exclude each other: a conversation's levels are not comparable steps")
+	case o.searching() && o.Analyzer == nil:
+		return errors.New("Options.Analyzer is required by a search (Options.Auto, Options.RateAuto): it computes the figures each level is judged by")
 	case o.Sustain < 0 || o.SearchStart < 0:
 		return errors.New("Options.Sustain and Options.SearchStart must not be negative")
 	case !o.searching() && (o.Sustain > 0 || o.BeyondKV || o.SearchStart > 0 || o.Resolution != ""):

@@ -13,6 +13,7 @@ import (
 	"github.com/ceiling-llm/ceiling/analyze"
 	"github.com/ceiling-llm/ceiling/capacity"
 	"github.com/ceiling-llm/ceiling/record/enginetest"
+	"github.com/ceiling-llm/ceiling/searchrule"
 	"github.com/ceiling-llm/ceiling/trace"
 )
 
@@ -47,7 +48,7 @@ func BenchmarkSearch(b *testing.B) {
 		// 16 slots, a p95 TTFT target of 150 ms the queue breaks at once; the knee
 		// is off, so only the SLO can bind.
 		{"slo-bound", enginetest.Config{TTFT: 50 * time.Millisecond, TokenGap: 5 * time.Millisecond, Slots: 16}, 16, func(o *Options) {
-			c, _ := ParseSLO("ttft", "p95:150ms")
+			c, _ := searchrule.ParseSLO("ttft", "p95:150ms")
 			o.Criteria = append(DefaultCriteria(), c...)
 			o.Knee = -1
 		}},
@@ -94,7 +95,7 @@ func BenchmarkSearch(b *testing.B) {
 						ScrapeInterval: 100 * time.Millisecond, steadyState: time.Second}
 					switch strategy {
 					case "search", "search+noise":
-						o.Auto = true
+						o.Auto, o.Analyzer = true, analyze.SearchFigures
 						if cfg.setup != nil {
 							cfg.setup(&o)
 						}

@@ -2,6 +2,7 @@ package record
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -9,14 +10,14 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ceiling-llm/ceiling/analyze"
+	"github.com/ceiling-llm/ceiling/searchrule"
 	"github.com/ceiling-llm/ceiling/trace"
 )
 
 // The search's I/O: the recorder's side of search.go. Each level of a search is an
 // ordinary sealed level whose LevelInfo.Search says why it ran and, once judged,
-// how; the judgement reads the sealed parts with analyze, so it is the analysis's
-// own figures. A level sealed but not judged (a kill in between) is judged when
+// how; the judgement reads the sealed parts with Options.Analyzer (the command
+// line's is package analyze), so it is the analysis's own figures. A level sealed but not judged (a kill in between) is judged when
 // --resume continues, from the same parts: the same answer.
 
 const (
@@ -29,12 +30,6 @@ const (
 	// maxAutoRate bounds --rate auto (requests/s).
 	maxAutoRate = 10000
 )
-
-// DefaultCriteria are the criteria of a search given none: at most 5% of the
-// requests fail, and the server shows no sign of a full KV cache.
-func DefaultCriteria() []Criterion {
-	return []Criterion{{Kind: "errors", Limit: 0.05}, {Kind: "kv"}}
-}
 
 // parseResolution reads "10%", "2" or "10%,1": the share of the bracket's lower
 // end and the absolute width, the larger of which the bracket must be within.
@@ -73,7 +68,7 @@ func (o *Options) searchPlan() *trace.SearchPlan {
 	knee := 0.0
 	if o.Knee > 0 {
 		knee = o.Knee
-		p.Criteria = append(p.Criteria, fmt.Sprintf("knee: gain >= %s per doubling", pct(o.Knee)))
+		p.Criteria = append(p.Criteria, fmt.Sprintf("knee: gain >= %s per doubling", searchrule.Pct(o.Knee)))
 	}
 	p.Knee = &knee
 	if p.Criteria == nil {
@@ -273,9 +268,9 @@ func (r *recorder) judgePending(ctx context.Context) error {
 			case !ok:
 				s.Invalid = "no row of the level could be analysed"
 			default:
-				s.OwnFailed, s.OwnEvidence, s.Invalid = judgeLevel(r.opts.Criteria, l)
+				s.OwnFailed, s.OwnEvidence, s.Invalid = searchrule.Judge(r.opts.Criteria, l)
 				s.OutputTokS = l.OutputTokS
-				s.OutputTokSRelSE = l.ThroughputRelSE()
+				s.OutputTokSRelSE = l.OutputTokSRelSE
 				if !r.opts.RateAuto {
 					s.Queued, s.Waiting = queuedAt(l)
 				}
@@ -296,28 +291,22 @@ func (r *recorder) judgePending(ctx context.Context) error {
 }
 
 // analyzeParts analyses the sealed parts: this run's levels by index.
-func (r *recorder) analyzeParts(ctx context.Context) (map[int]analyze.Level, error) {
-	a, err := analyze.Analyze(ctx, []string{r.parts.Dir()}, r.analyzeOptions())
+func (r *recorder) analyzeParts(ctx context.Context) (map[int]searchrule.Figures, error) {
+	if r.opts.Analyzer == nil {
+		return nil, errors.New("judging the sealed levels: Options.Analyzer is not set (a search needs it)")
+	}
+	byLevel, err := r.opts.Analyzer(ctx, r.parts.Dir(), r.info.RunID, r.opts.Criteria)
 	if err != nil {
 		return nil, fmt.Errorf("analysing the sealed levels to judge them: %w", err)
 	}
-	out := map[int]analyze.Level{}
-	for _, run := range a.Runs {
-		if run.RunID != r.info.RunID {
-			continue
-		}
-		for _, l := range run.Levels {
-			out[l.Level] = l
-		}
-	}
-	return out, nil
+	return byLevel, nil
 }
 
 // queuedAt reads, from the server's own counters, whether it queued during the
 // level: it ran clearly fewer requests than offered (at most 80%) while at least
 // one waited on average. It returns what it ran at most and the mean waiting, or
 // zeros.
-func queuedAt(l analyze.Level) (ran, waiting float64) {
+func queuedAt(l searchrule.Figures) (ran, waiting float64) {
 	s := l.Server
 	if s == nil || s.RunningMax == nil || s.WaitingMean == nil || l.Concurrency <= 0 {
 		return 0, 0
@@ -327,35 +316,6 @@ func queuedAt(l analyze.Level) (ran, waiting float64) {
 		return 0, 0
 	}
 	return ran, *s.WaitingMean
-}
-
-// analyzeOptions are the analysis options the criteria need: the latency targets
-// for goodput, the percentiles asked, the bootstrap (the knee reads each level's
-// throughput interval, as analyze's does); the knee is the search's own.
-func (r *recorder) analyzeOptions() analyze.Options {
-	opt := analyze.Options{TimelineLevel: -1, Knee: -1}
-	for _, c := range r.opts.Criteria {
-		if c.Kind != "latency" {
-			continue
-		}
-		opt.Percentiles = append(opt.Percentiles, c.P)
-		v := c.Limit
-		var target **float64
-		switch c.Metric {
-		case "ttft":
-			target = &opt.SLO.TTFT
-		case "tpot":
-			target = &opt.SLO.TPOT
-		case "e2e":
-			target = &opt.SLO.E2E
-		default:
-			continue
-		}
-		if *target == nil || v < **target {
-			*target = &v
-		}
-	}
-	return opt
 }
 
 // updateSearch recomputes every level's verdict (the knee depends on the levels

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ceiling-llm/ceiling/analyze"
+	"github.com/ceiling-llm/ceiling/analyze/analysistext"
 	"github.com/ceiling-llm/ceiling/record/enginetest"
 	"github.com/ceiling-llm/ceiling/trace"
 )
@@ -21,6 +22,7 @@ func searchOptions(t *testing.T, url string) Options {
 	o := baseOptions(t, url)
 	o.OutputTokens = 32 // 320 ms at 10 ms a token: the client's overhead per request is small beside it
 	o.Concurrency, o.Auto, o.RequestsPerLevel = nil, true, 0
+	o.Analyzer = analyze.SearchFigures
 	o.steadyState = 600 * time.Millisecond
 	return o
 }
@@ -82,7 +84,7 @@ func TestRecordSearchBatchBound(t *testing.T) {
 		t.Errorf("analyze's realistic ceiling %v (%s), the search's %g: %q", c.Concurrency, c.Binding, s.Ceiling, c.Evidence)
 	}
 	var text strings.Builder
-	if err := analyze.Write(&text, a, analyze.FormatText); err != nil {
+	if err := analysistext.Write(&text, a, analysistext.FormatText); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(text.String(), "Ceiling search") || !strings.Contains(text.String(), s.Answer) {
@@ -153,39 +155,6 @@ func path(levels []trace.LevelInfo) string {
 	return b.String()
 }
 
-func TestParseSLO(t *testing.T) {
-	for _, tc := range []struct {
-		in   string
-		want string
-		err  string
-	}{
-		{"2s", "ttft p99 <= 2s", ""},
-		{"p95:2s", "ttft p95 <= 2s", ""},
-		{"p99.9:500ms, p50:100ms", "ttft p99.9 <= 500ms|ttft p50 <= 100ms", ""},
-		{"P95:1s", "ttft p95 <= 1s", ""},
-		{"p100:1s", "", "percentile"},
-		{"95:1s", "", "percentile"},
-		{"p95:", "", "duration"},
-		{"p95:-1s", "", "duration"},
-		{"fast", "", "duration"},
-	} {
-		cs, err := ParseSLO("ttft", tc.in)
-		if tc.err != "" {
-			if err == nil || !strings.Contains(err.Error(), tc.err) {
-				t.Errorf("ParseSLO(%q) error %v, want …%s…", tc.in, err, tc.err)
-			}
-			continue
-		}
-		var got []string
-		for _, c := range cs {
-			got = append(got, c.String())
-		}
-		if err != nil || strings.Join(got, "|") != tc.want {
-			t.Errorf("ParseSLO(%q) = %v, %v; want %s", tc.in, got, err, tc.want)
-		}
-	}
-}
-
 func TestParseResolution(t *testing.T) {
 	for _, tc := range []struct {
 		in         string
@@ -199,47 +168,6 @@ func TestParseResolution(t *testing.T) {
 		if (err == nil) != tc.ok || (tc.ok && (math.Abs(s-tc.share) > 1e-12 || a != tc.abs)) {
 			t.Errorf("parseResolution(%q) = %g, %g, %v", tc.in, s, a, err)
 		}
-	}
-}
-
-func f(v float64) *float64 { return &v }
-
-func TestJudgeLevel(t *testing.T) {
-	ttft := func(n int, p95 float64) analyze.Summary {
-		return analyze.Summary{N: n, P50: f(p95 / 2), P90: f(p95), P95: f(p95), P99: f(p95 * 2),
-			Tail: []analyze.TailPercentile{{P: 99.9, N: n, Need: 1000, Note: "p99.9 needs ≥ 1,000 requests; this level has 240"}}}
-	}
-	valid := analyze.Level{Concurrency: 8, Requests: 240, Valid: true, TTFT: ttft(240, 1.5), RequestS: 4, GoodputRequestS: f(3.9)}
-	slo95, _ := ParseSLO("ttft", "p95:2s")
-	slo999, _ := ParseSLO("ttft", "p99.9:2s")
-	for _, tc := range []struct {
-		name    string
-		crit    []Criterion
-		l       analyze.Level
-		failed  string
-		invalid string
-	}{
-		{"meets p95", slo95, valid, "", ""},
-		{"misses p95", slo95, func() analyze.Level { l := valid; l.TTFT = ttft(240, 2.5); return l }(), "ttft p95", ""},
-		{"p99.9 from 240 requests is not judged", slo999, valid, "", "ttft p99.9 needs ≥ 1000 requests; this level has 240"},
-		{"p95 from 12 requests is not judged", slo95, func() analyze.Level { l := valid; l.TTFT = ttft(12, 1); return l }(), "", "needs ≥ 20 requests"},
-		{"invalid level is not judged on latency", slo95, func() analyze.Level { l := valid; l.Valid, l.InvalidReason = false, "too short"; return l }(), "", "too short"},
-		{"errors count on an invalid level", DefaultCriteria(), analyze.Level{Requests: 100, Errors: 30, ErrorKinds: map[string]int{"http_503": 30}}, "errors", ""},
-		{"5% errors pass", DefaultCriteria(), analyze.Level{Requests: 100, Errors: 5, Valid: true}, "", ""},
-		{"preemptions", DefaultCriteria(), analyze.Level{Requests: 100, Valid: true, Server: &analyze.ServerCounters{Preemptions: f(3)}}, "kv", ""},
-		{"kv usage", []Criterion{{Kind: "kv-usage", Limit: 0.95}}, analyze.Level{Valid: true, Server: &analyze.ServerCounters{KVUsageMean: f(0.97), KVUsageMax: f(1)}}, "kv-usage", ""},
-		{"goodput", []Criterion{{Kind: "goodput", Limit: 0.99}}, valid, "goodput", ""},
-		{"open-loop overload", nil, analyze.Level{Rate: 10, RequestS: 6}, "overload", ""},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			failed, ev, invalid := judgeLevel(tc.crit, tc.l)
-			if strings.Join(failed, ",") != tc.failed || !strings.Contains(invalid, tc.invalid) || (tc.invalid == "" && invalid != "") {
-				t.Errorf("judgeLevel = %v %v %q; want failed %q invalid …%s…", failed, ev, invalid, tc.failed, tc.invalid)
-			}
-			if len(failed) != len(ev) {
-				t.Errorf("%d failed, %d evidence lines", len(failed), len(ev))
-			}
-		})
 	}
 }
 
@@ -257,5 +185,18 @@ func TestSearchPointsPoolRepeats(t *testing.T) {
 	pts, index := searchPoints(levels, false)
 	if len(pts) != 2 || pts[0].tokS != 11 || pts[1].tokS != 21 || len(pts[1].failed) != 1 || len(index[1]) != 2 {
 		t.Errorf("points %+v index %v", pts, index)
+	}
+}
+
+// TestSearchNeedsAnAnalyzer: a search without the figures to judge its levels by
+// is refused before it sends a request, naming the field.
+func TestSearchNeedsAnAnalyzer(t *testing.T) {
+	o := Options{URL: "http://x", Output: "o.parquet", Auto: true}
+	if err := o.Validate(); err == nil || !strings.Contains(err.Error(), "Options.Analyzer") {
+		t.Errorf("a search without Options.Analyzer: %v", err)
+	}
+	o.Analyzer = analyze.SearchFigures
+	if err := o.Validate(); err != nil {
+		t.Errorf("a search with Options.Analyzer: %v", err)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ceiling-llm/ceiling/analyze"
+	"github.com/ceiling-llm/ceiling/analyze/analysistext"
 	"github.com/ceiling-llm/ceiling/record/enginetest"
 )
 
@@ -69,13 +70,13 @@ func TestServerTextCannotControlTheTerminal(t *testing.T) {
 		t.Fatal(err)
 	}
 	var text, md, js bytes.Buffer
-	if err := analyze.Write(&text, a, analyze.FormatText); err != nil {
+	if err := analysistext.Write(&text, a, analysistext.FormatText); err != nil {
 		t.Fatal(err)
 	}
-	if err := analyze.Write(&md, a, analyze.FormatMarkdown); err != nil {
+	if err := analysistext.Write(&md, a, analysistext.FormatMarkdown); err != nil {
 		t.Fatal(err)
 	}
-	if err := analyze.Write(&js, a, analyze.FormatJSON); err != nil {
+	if err := analysistext.Write(&js, a, analysistext.FormatJSON); err != nil {
 		t.Fatal(err)
 	}
 	rows, info := readTrace(t, o.Output)

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/ceiling-llm/ceiling/analyze"
+	"github.com/ceiling-llm/ceiling/analyze/analysistext"
 	"github.com/ceiling-llm/ceiling/internal/atomicfile"
 	"github.com/ceiling-llm/ceiling/trace"
 	"github.com/spf13/pflag"
@@ -38,7 +38,7 @@ func runAnalyze(ctx context.Context, e env, args []string) int {
 	fs := pflag.NewFlagSet("analyze", pflag.ContinueOnError)
 	options := addAnalyzeFlags(fs)
 	predicted := addPredictedFlag(fs)
-	format := fs.String("format", analyze.FormatText, "output format: "+strings.Join(analyze.Formats(), ", "))
+	format := fs.String("format", analysistext.FormatText, "output format: "+strings.Join(analysistext.Formats(), ", "))
 	out := fs.StringP("output", "o", "-", "write the analysis to this file (- = stdout)")
 	force := fs.Bool("force", false, "replace an existing Parquet file at -o (an input is never replaced)")
 	h := help{name: "analyze", head: analyzeHead, example: analyzeExample}
@@ -49,9 +49,9 @@ func runAnalyze(ctx context.Context, e env, args []string) int {
 		return h.usageError(e, "no run given")
 	}
 	switch *format {
-	case analyze.FormatText, analyze.FormatMarkdown, analyze.FormatJSON:
+	case analysistext.FormatText, analysistext.FormatMarkdown, analysistext.FormatJSON:
 	default:
-		fmt.Fprintf(e.stderr, "ceiling analyze: --format must be one of %s, got %q\n", strings.Join(analyze.Formats(), ", "), *format)
+		fmt.Fprintf(e.stderr, "ceiling analyze: --format must be one of %s, got %q\n", strings.Join(analysistext.Formats(), ", "), *format)
 		return exitUsage
 	}
 	opt, err := options()
@@ -68,7 +68,7 @@ func runAnalyze(ctx context.Context, e env, args []string) int {
 		return code
 	}
 	var buf bytes.Buffer
-	if err := analyze.Write(&buf, a, *format); err != nil {
+	if err := analysistext.Write(&buf, a, *format); err != nil {
 		fmt.Fprintf(e.stderr, "ceiling analyze: %s\n", errText(err))
 		return exitFailed
 	}

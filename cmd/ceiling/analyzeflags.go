@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/ceiling-llm/ceiling/analyze"
-	"github.com/ceiling-llm/ceiling/record"
+	"github.com/ceiling-llm/ceiling/searchrule"
 	"github.com/spf13/pflag"
 )
 
@@ -76,7 +76,7 @@ func addAnalyzeFlags(fs *pflag.FlagSet) func() (analyze.Options, error) {
 		case "off":
 			opt.Knee = -1
 		default:
-			v, err := record.ParseShare(k)
+			v, err := searchrule.ParseShare(k)
 			if err != nil || v <= 0 {
 				return opt, fmt.Errorf("--knee %q: want a gain per doubling above 0 such as 10%%, or off", k)
 			}

@@ -6,8 +6,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ceiling-llm/ceiling/analyze"
 	"github.com/ceiling-llm/ceiling/capacity"
 	"github.com/ceiling-llm/ceiling/record"
+	"github.com/ceiling-llm/ceiling/searchrule"
 	"github.com/spf13/pflag"
 )
 
@@ -37,14 +39,14 @@ func searchFlags(fs *pflag.FlagSet, o *record.Options, v searchFlagValues) strin
 		}
 		return ""
 	}
-	crit := []record.Criterion{}
+	crit := []searchrule.Criterion{}
 	for _, f := range []struct{ name, metric, text string }{
 		{"slo-ttft", "ttft", v.ttft}, {"slo-tpot", "tpot", v.tpot}, {"slo-itl", "itl", v.itl}, {"slo-e2e", "e2e", v.e2e},
 	} {
 		if strings.TrimSpace(f.text) == "" {
 			continue
 		}
-		cs, err := record.ParseSLO(f.metric, f.text)
+		cs, err := searchrule.ParseSLO(f.metric, f.text)
 		if err != nil {
 			return fmt.Sprintf("--%s: %v", f.name, err)
 		}
@@ -54,7 +56,7 @@ func searchFlags(fs *pflag.FlagSet, o *record.Options, v searchFlagValues) strin
 		if strings.TrimSpace(text) == "off" {
 			return 0, false, ""
 		}
-		f, err := record.ParseShare(text)
+		f, err := searchrule.ParseShare(text)
 		if err != nil {
 			return 0, false, fmt.Sprintf("--%s: %v (or off)", name, err)
 		}
@@ -63,7 +65,7 @@ func searchFlags(fs *pflag.FlagSet, o *record.Options, v searchFlagValues) strin
 	if f, on, msg := share("max-errors", v.errors); msg != "" {
 		return msg
 	} else if on {
-		crit = append(crit, record.Criterion{Kind: "errors", Limit: f})
+		crit = append(crit, searchrule.Criterion{Kind: "errors", Limit: f})
 	}
 	if v.goodput != "" {
 		f, on, msg := share("min-goodput", v.goodput)
@@ -74,12 +76,12 @@ func searchFlags(fs *pflag.FlagSet, o *record.Options, v searchFlagValues) strin
 			if v.ttft == "" && v.tpot == "" && v.e2e == "" {
 				return "--min-goodput needs a latency target to count good requests: give --slo-ttft, --slo-tpot or --slo-e2e"
 			}
-			crit = append(crit, record.Criterion{Kind: "goodput", Limit: f})
+			crit = append(crit, searchrule.Criterion{Kind: "goodput", Limit: f})
 		}
 	}
 	switch v.kvEvidence {
 	case "on":
-		crit = append(crit, record.Criterion{Kind: "kv"})
+		crit = append(crit, searchrule.Criterion{Kind: "kv"})
 	case "off":
 	default:
 		return fmt.Sprintf("--kv-evidence %q: want on or off", v.kvEvidence)
@@ -87,7 +89,7 @@ func searchFlags(fs *pflag.FlagSet, o *record.Options, v searchFlagValues) strin
 	if f, on, msg := share("kv-usage", v.kvUsage); msg != "" {
 		return msg
 	} else if on {
-		crit = append(crit, record.Criterion{Kind: "kv-usage", Limit: f})
+		crit = append(crit, searchrule.Criterion{Kind: "kv-usage", Limit: f})
 	}
 	if f, on, msg := share("knee", v.knee); msg != "" {
 		return msg
@@ -105,6 +107,7 @@ func searchFlags(fs *pflag.FlagSet, o *record.Options, v searchFlagValues) strin
 		return fmt.Sprintf("--search-start %g: a concurrency is a whole number of requests", v.start)
 	}
 	o.Criteria, o.Resolution, o.BeyondKV, o.Sustain, o.SearchStart = crit, v.resolution, v.beyondKV, v.sustain, v.start
+	o.Analyzer = analyze.SearchFigures
 	if v.start > 0 {
 		o.SearchStartWhy = "--search-start"
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ceiling-llm/ceiling/analyze"
+	"github.com/ceiling-llm/ceiling/analyze/analysistext"
 	"github.com/spf13/pflag"
 )
 
@@ -73,7 +74,7 @@ func runWhatIf(ctx context.Context, e env, args []string) int {
 	fs.BoolVar(&ep, "to-ep", false, "predict with expert parallelism")
 	pointsIn := fs.Float64("points-input-tokens", 0, "with published levels that do not give them: the mean prompt tokens they were measured at")
 	pointsOut := fs.Float64("points-output-tokens", 0, "with published levels that do not give them: the mean output tokens they were measured at")
-	format := fs.String("format", analyze.FormatText, "output format: "+strings.Join(analyze.Formats(), ", "))
+	format := fs.String("format", analysistext.FormatText, "output format: "+strings.Join(analysistext.Formats(), ", "))
 	withAnalysis := fs.Bool("analysis", false, "also print the full analysis of the measured run after the what-if")
 	h := help{name: "whatif", head: whatifHead, example: whatifExample}
 	if code, ok := h.parse(e, fs, args); !ok {
@@ -148,7 +149,7 @@ func runWhatIf(ctx context.Context, e env, args []string) int {
 // nothing.
 func writeWhatIfResults(e env, results []*analyze.WhatIfResult, full *analyze.Analysis, format string) int {
 	var buf bytes.Buffer
-	if err := analyze.WriteWhatIf(&buf, results, full, format); err != nil {
+	if err := analysistext.WriteWhatIf(&buf, results, full, format); err != nil {
 		fmt.Fprintf(e.stderr, "ceiling whatif: %s\n", errText(err))
 		return exitFailed
 	}

@@ -1,5 +1,7 @@
 // Package numfmt writes numbers for people: thousands separators, the one
-// implementation that analyze's text, plan's tables and the report share.
+// implementation that analyze's text, plan's tables and the report share, and the
+// cells of analyze's text output (fixed decimals, durations, concurrencies,
+// percentages), which the analysis's own sentences quote.
 package numfmt
 
 import (

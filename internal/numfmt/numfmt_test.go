@@ -21,3 +21,20 @@ func TestThousands(t *testing.T) {
 		t.Errorf("Int(351424) = %q", got)
 	}
 }
+
+func TestCells(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	for _, tt := range []struct{ got, want string }{
+		{Fixed(1.25, 1), "1.2"}, {Fixed(math.NaN(), 1), "—"}, {Fixed(math.Inf(1), 0), "—"},
+		{FixedOrNone(nil, 2), "—"}, {FixedOrNone(f(3), 2), "3.00"},
+		{Concurrency(f(32)), "32"}, {Concurrency(f(23.46)), "23.5"}, {Concurrency(nil), "—"},
+		{Seconds(f(0)), "0"}, {Seconds(f(0.00085)), "850µs"}, {Seconds(f(0.0123)), "12.3ms"}, {Seconds(f(1.5)), "1.50s"},
+		{Seconds(f(150)), "150s"}, {Seconds(nil), "—"}, {Seconds(f(math.NaN())), "—"},
+		{Short(-12.34), "-12.3"}, {Short(0.5), "0.50"},
+		{Percent(f(0.254)), "25%"}, {Percent(nil), "—"},
+	} {
+		if tt.got != tt.want {
+			t.Errorf("got %q, want %q", tt.got, tt.want)
+		}
+	}
+}

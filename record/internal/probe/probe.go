@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/ceiling-llm/ceiling/engine"
 	"github.com/ceiling-llm/ceiling/internal/prom"
@@ -85,47 +84,42 @@ func server(ctx context.Context, c *client.Client) (Probe, error) {
 				p.Models = append(p.Models, m.ID)
 				if i == 0 {
 					p.Server.MaxModelLen = p.inRange("/v1/models max_model_len", m.MaxModelLen, maxDeclaredTokens)
-					if m.OwnedBy == string(engine.VLLM) {
-						p.Server.Kind = engine.VLLM
-					} else if m.OwnedBy == string(engine.SGLang) {
-						p.Server.Kind = engine.SGLang
-					} else if m.OwnedBy == string(engine.LlamaCpp) {
-						p.Server.Kind = engine.LlamaCpp
+					if kind, ok := engine.OfOwnedBy(m.OwnedBy); ok {
+						p.Server.Kind = kind
 					}
 				}
 			}
 		}
 	}
 
-	// Prometheus metrics: the vLLM cache config, and the metric prefix tells the kind.
+	// Prometheus metrics: the metric prefix tells the kind, and an engine that
+	// declares its KV cache in a series (vLLM's cache_config_info) states it there.
 	if status, body, err := c.Get(ctx, "/metrics"); err == nil && status == http.StatusOK {
 		p.Server.MetricsURL = c.BaseURL() + "/metrics"
 		var kvSizeTokens *int64
+		declSeries := "the declared KV series"
 		// Unreadable lines are skipped: the samples that parse still tell the kind.
 		samples, _ := prom.Parse(bytes.NewReader(body))
 		for _, s := range samples {
-			switch {
-			case strings.HasPrefix(s.Name, "vllm:"):
-				p.Server.Kind = engine.VLLM
-				if s.Name == "vllm:cache_config_info" {
-					labels := prom.ParseLabels(s.Labels)
-					p.Server.NumGPUBlocks = p.inRange("vllm:cache_config_info num_gpu_blocks", intLabel(labels, "num_gpu_blocks"), maxDeclaredBlocks)
-					p.Server.BlockSize = p.inRange("vllm:cache_config_info block_size", intLabel(labels, "block_size"), maxBlockSize)
-					// Newer vLLM states the token capacity itself; blocks × block size
-					// is wrong for hybrid models, whose block_size is the smallest group's.
-					kvSizeTokens = p.inRange("vllm:cache_config_info kv_cache_size_tokens", intLabel(labels, "kv_cache_size_tokens"), maxDeclaredTokens)
-				}
-			case strings.HasPrefix(s.Name, "sglang:"):
-				p.Server.Kind = engine.SGLang
-			case strings.HasPrefix(s.Name, "llamacpp:"):
-				p.Server.Kind = engine.LlamaCpp
-			case strings.HasPrefix(s.Name, "tgi_"):
-				p.Server.Kind = engine.TGI
+			kind, ok := engine.OfMetricPrefix(s.Name)
+			if !ok {
+				continue
 			}
+			p.Server.Kind = kind
+			if e, _ := engine.Of(kind); e.DeclaredKVSeries == "" || s.Name != e.DeclaredKVSeries {
+				continue
+			}
+			declSeries = s.Name
+			labels := prom.ParseLabels(s.Labels)
+			p.Server.NumGPUBlocks = p.inRange(s.Name+" num_gpu_blocks", intLabel(labels, "num_gpu_blocks"), maxDeclaredBlocks)
+			p.Server.BlockSize = p.inRange(s.Name+" block_size", intLabel(labels, "block_size"), maxBlockSize)
+			// Newer vLLM states the token capacity itself; blocks × block size
+			// is wrong for hybrid models, whose block_size is the smallest group's.
+			kvSizeTokens = p.inRange(s.Name+" kv_cache_size_tokens", intLabel(labels, "kv_cache_size_tokens"), maxDeclaredTokens)
 		}
 		if kvSizeTokens != nil {
 			p.Server.KVCapacityTokens = kvSizeTokens
-		} else if kv := p.product("vllm:cache_config_info num_gpu_blocks", p.Server.NumGPUBlocks, "block_size", p.Server.BlockSize, maxDeclaredTokens); kv != nil {
+		} else if kv := p.product(declSeries+" num_gpu_blocks", p.Server.NumGPUBlocks, "block_size", p.Server.BlockSize, maxDeclaredTokens); kv != nil {
 			p.Server.KVCapacityTokens = kv
 		} else {
 			// Blocks and a size whose product no cache holds are not the server's.

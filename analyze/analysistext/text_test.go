@@ -1,110 +1,80 @@
-package analyze
+package analysistext
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ceiling-llm/ceiling/analyze"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
-// TestFormatsGolden prints the known trace's analysis in every format and compares
-// with testdata/known.{txt,md,json}. Run `go test ./analyze -run Golden -update` after
-// an intended change and review the diff.
-func TestFormatsGolden(t *testing.T) {
-	path := writeTrace(t, t.TempDir(), "run.parquet", knownInfo(), knownRows())
-	a, err := Analyze(context.Background(), []string{path}, Options{SLO: SLO{TTFT: ptr(0.1)}, TimelineLevel: -1})
+// knownJSON is the analysis of analyze's known trace, as package analyze's golden
+// JSON holds it (its TestAnalysisGolden computes it from the trace): the input of
+// these renderers' goldens, so that the chain trace → analysis → text is tested
+// link by link and the text is a rendering of the JSON data alone.
+var knownJSON = filepath.Join("..", "testdata", "known.json")
+
+// known decodes knownJSON.
+func known(t *testing.T) *analyze.Analysis {
+	t.Helper()
+	data, err := os.ReadFile(knownJSON)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a.Runs[0].Source = "run.parquet" // not the temporary directory
+	var a analyze.Analysis
+	if err := json.Unmarshal(data, &a); err != nil {
+		t.Fatalf("%s: %v", knownJSON, err)
+	}
+	return &a
+}
+
+// TestFormatsGolden prints the known analysis in every format and compares with
+// testdata/known.{txt,md} and, for JSON, with the analysis it read: the JSON
+// output is the Analysis unchanged. Run `go test ./analyze/analysistext -run
+// Golden -update` after an intended change and review the diff.
+func TestFormatsGolden(t *testing.T) {
 	for _, tc := range []struct{ format, golden string }{
-		{FormatText, "known.txt"},
-		{FormatMarkdown, "known.md"},
-		{FormatJSON, "known.json"},
+		{FormatText, filepath.Join("testdata", "known.txt")},
+		{FormatMarkdown, filepath.Join("testdata", "known.md")},
+		{FormatJSON, knownJSON}, // analyze's golden: -update does not rewrite it
 	} {
 		t.Run(tc.format, func(t *testing.T) {
 			var buf bytes.Buffer
-			if err := Write(&buf, a, tc.format); err != nil {
+			if err := Write(&buf, known(t), tc.format); err != nil {
 				t.Fatal(err)
 			}
-			golden := filepath.Join("testdata", tc.golden)
-			if *update {
-				if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
+			if *update && tc.format != FormatJSON {
+				if err := os.WriteFile(tc.golden, buf.Bytes(), 0o644); err != nil {
 					t.Fatal(err)
 				}
 			}
-			want, err := os.ReadFile(golden)
+			want, err := os.ReadFile(tc.golden)
 			if err != nil {
 				t.Fatalf("%v (run with -update to create it)", err)
 			}
 			if !bytes.Equal(buf.Bytes(), want) {
-				t.Errorf("%s output differs from %s (run with -update and review the diff):\n%s", tc.format, golden, buf.String())
+				t.Errorf("%s output differs from %s (run with -update and review the diff):\n%s", tc.format, tc.golden, buf.String())
 			}
 		})
 	}
 }
 
-// TestJSONIsTheAnalysis checks that --format json is exactly the Analysis value: it
-// decodes back into an equal value, with the documented keys and nulls.
-func TestJSONIsTheAnalysis(t *testing.T) {
-	path := writeTrace(t, t.TempDir(), "run.parquet", knownInfo(), knownRows())
-	a, err := Analyze(context.Background(), []string{path}, Options{TimelineLevel: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	if err := Write(&buf, a, FormatJSON); err != nil {
-		t.Fatal(err)
-	}
-	var back Analysis
-	if err := json.Unmarshal(buf.Bytes(), &back); err != nil {
-		t.Fatal(err)
-	}
-	again, _ := json.Marshal(back)
-	first, _ := json.Marshal(a)
-	if !bytes.Equal(first, again) {
-		t.Errorf("JSON does not round-trip:\n%s\n%s", first, again)
-	}
-	var raw map[string]any
-	if err := json.Unmarshal(buf.Bytes(), &raw); err != nil {
-		t.Fatal(err)
-	}
-	if raw["schema"] != Schema {
-		t.Errorf("schema = %v", raw["schema"])
-	}
-	lv := raw["runs"].([]any)[0].(map[string]any)["levels"].([]any)[0].(map[string]any)
-	for _, k := range []string{"level", "concurrency", "rate", "requests", "errors", "window_s", "output_tok_s",
-		"naive_output_tok_s", "request_s", "goodput_request_s", "decode_concurrency", "waiting_concurrency",
-		"ttft_s", "ttfc_s", "tpot_s", "itl_s", "e2e_s"} {
-		if _, ok := lv[k]; !ok {
-			t.Errorf("level JSON lacks %q", k)
-		}
-	}
-	if lv["goodput_request_s"] != nil {
-		t.Errorf("goodput without SLOs = %v, want null", lv["goodput_request_s"])
-	}
+// twoRuns is the known analysis with a second run beside it: run-b from b.parquet.
+func twoRuns(t *testing.T) *analyze.Analysis {
+	a, b := known(t), known(t)
+	b.Runs[0].RunID, b.Runs[0].Source = "run-b", "b.parquet"
+	a.Runs = append(a.Runs, b.Runs[0])
+	return a
 }
 
 func TestSeveralRunsSideBySide(t *testing.T) {
-	dir := t.TempDir()
-	p1 := writeTrace(t, dir, "a.parquet", knownInfo(), knownRows())
-	info := knownInfo()
-	info.RunID = "run-b"
-	rows := knownRows()
-	for i := range rows {
-		rows[i].RunID = "run-b"
-	}
-	p2 := writeTrace(t, dir, "b.parquet", info, rows)
-	a, err := Analyze(context.Background(), []string{p1, p2}, Options{TimelineLevel: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := twoRuns(t)
 	for _, f := range []string{FormatText, FormatMarkdown} {
 		var buf bytes.Buffer
 		if err := Write(&buf, a, f); err != nil {
@@ -121,13 +91,8 @@ func TestSeveralRunsSideBySide(t *testing.T) {
 }
 
 func TestMarkdownEscapesServerText(t *testing.T) {
-	info := knownInfo()
-	info.Target.Model = "evil|model\nname"
-	path := writeTrace(t, t.TempDir(), "run.parquet", info, knownRows())
-	a, err := Analyze(context.Background(), []string{path}, Options{TimelineLevel: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := known(t)
+	a.Runs[0].Model = "evil|model\nname"
 	var buf bytes.Buffer
 	if err := Write(&buf, a, FormatMarkdown); err != nil {
 		t.Fatal(err)
@@ -143,17 +108,15 @@ func TestMarkdownEscapesServerText(t *testing.T) {
 // (backticks), split a table (|) or start a heading or list (newlines).
 func TestMarkdownEscapesHostileStrings(t *testing.T) {
 	hostile := "<script>alert(1)</script> `code` a|b <!-- hidden\n# heading\r*x* _y_ [l](http://e) &lt; \x1b[2J"
-	info := knownInfo()
-	info.Target.Model = hostile
-	info.Server.Version = "<!--"
-	info.RunID = "run-a"
-	dir := t.TempDir()
-	path := writeTrace(t, dir, "run.parquet", info, knownRows())
-	other := writeTrace(t, dir, "b|<!--.parquet", info, knownRows()) // two runs: the comparison table too
-	a, err := Analyze(context.Background(), []string{path, other}, Options{TimelineLevel: -1})
+	a := twoRuns(t) // two runs: the comparison table too
+	server, err := json.Marshal(map[string]string{"kind": "llamacpp", "version": "<!--"})
 	if err != nil {
 		t.Fatal(err)
 	}
+	for i := range a.Runs {
+		a.Runs[i].Model, a.Runs[i].Server, a.Runs[i].RunID = hostile, server, "run-a"
+	}
+	a.Runs[1].Source = "b|<!--.parquet"
 	a.Runs[0].Warnings = append(a.Runs[0].Warnings, "server said: "+hostile)
 	var buf bytes.Buffer
 	if err := Write(&buf, a, FormatMarkdown); err != nil {
@@ -185,6 +148,7 @@ func TestMarkdownEscapesHostileStrings(t *testing.T) {
 	for _, want := range []string{
 		`\<script\>alert(1)\</script\> \` + "`code\\`" + ` a\|b \<\!-- hidden \# heading \*x\* \_y\_ \[l\](http://e) \&lt; `,
 		`server: llamacpp \<\!--`,
+		`b\|\<\!--.parquet`,
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown lacks the escaped %q:\n%s", want, md)
@@ -196,13 +160,8 @@ func TestMarkdownEscapesHostileStrings(t *testing.T) {
 // split the text output either (a neighbour of item 18): control characters become
 // visible escapes (\x1b), line breaks and tabs spaces.
 func TestTextOutputNeutralizesControlCharacters(t *testing.T) {
-	info := knownInfo()
-	info.Target.Model = "a\x1b[2Jb\nc\td"
-	path := writeTrace(t, t.TempDir(), "run.parquet", info, knownRows())
-	a, err := Analyze(context.Background(), []string{path}, Options{TimelineLevel: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := known(t)
+	a.Runs[0].Model = "a\x1b[2Jb\nc\td"
 	a.Runs[0].Warnings = append(a.Runs[0].Warnings, "server said \x1b]0;pwned\x07")
 	var buf bytes.Buffer
 	if err := Write(&buf, a, FormatText); err != nil {

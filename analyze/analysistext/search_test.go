@@ -1,15 +1,17 @@
-package analyze
+package analysistext
 
 import (
 	"strings"
 	"testing"
+
+	"github.com/ceiling-llm/ceiling/analyze"
 )
 
 // TestSearchTableUnjudgedReason: an unjudged level shows why beside its verdict
 // (issue 27: "unjudged" alone), from the step's evidence where the search stored
 // some, else the knee's missing lower level.
 func TestSearchTableUnjudgedReason(t *testing.T) {
-	p := &SearchPath{Unit: "concurrent requests", Steps: []SearchStep{
+	p := &analyze.SearchPath{Unit: "concurrent requests", Steps: []analyze.SearchStep{
 		{Level: 0, X: 8, Phase: "start", Verdict: "unjudged", Lo: 8},
 		{Level: 1, X: 4, Phase: "down", Verdict: "unjudged", Evidence: []string{"the level below was invalid"}, Lo: 8},
 		{Level: 2, X: 16, Phase: "ramp", Verdict: "fail", Failed: []string{"errors"}, Lo: 8, Hi: 16},

@@ -1,14 +1,16 @@
-package analyze
+package analysistext
 
 import (
 	"fmt"
 	"strings"
+
+	"github.com/ceiling-llm/ceiling/analyze"
 )
 
 // writePredictions writes each planner prediction beside its measured run: one
 // row per predicted point, predicted and measured figures and the error, then the
 // flags. Every heading and column says PREDICTED.
-func writePredictions(b *strings.Builder, a *Analysis, md bool) {
+func writePredictions(b *strings.Builder, a *analyze.Analysis, md bool) {
 	for _, pc := range a.Predictions {
 		heading(b, md, 1, fmt.Sprintf("PREDICTED by %s beside measured run %s", pc.Planner, pc.MeasuredRun))
 		fmt.Fprintf(b, "prediction: %s (%s, not measured); measured per-GPU figures divide by %d GPU(s) (%s)\n",
@@ -59,7 +61,7 @@ func textOrMD(s string, md bool) string {
 }
 
 // writeMatchedSpeed writes the comparison at the same per-user speeds.
-func writeMatchedSpeed(b *strings.Builder, m *MatchedSpeed, md bool) {
+func writeMatchedSpeed(b *strings.Builder, m *analyze.MatchedSpeed, md bool) {
 	if m == nil {
 		return
 	}

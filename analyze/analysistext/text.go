@@ -1,4 +1,4 @@
-package analyze
+package analysistext
 
 import (
 	"encoding/json"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/ceiling-llm/ceiling/analyze"
 	"github.com/ceiling-llm/ceiling/internal/safetext"
 )
 
@@ -24,7 +25,7 @@ func Formats() []string { return []string{FormatText, FormatMarkdown, FormatJSON
 // Write prints a in the given format: "text" (aligned tables for a terminal),
 // "markdown" (to paste into a deployment review) or "json" (the Analysis JSON, a
 // public interface).
-func Write(w io.Writer, a *Analysis, format string) error {
+func Write(w io.Writer, a *analyze.Analysis, format string) error {
 	switch format {
 	case FormatJSON:
 		data, err := json.MarshalIndent(a, "", "  ")
@@ -133,7 +134,7 @@ func escape(s string, md bool) string {
 
 // writeDoc prints every run (levels, capacity, ceilings, warnings) and, for several
 // runs, a side-by-side comparison.
-func writeDoc(w io.Writer, a *Analysis, md bool) error {
+func writeDoc(w io.Writer, a *analyze.Analysis, md bool) error {
 	var b strings.Builder
 	if len(a.Runs) > 1 {
 		heading(&b, md, 1, "Runs compared")
@@ -167,7 +168,7 @@ func heading(b *strings.Builder, md bool, level int, title string) {
 	}
 }
 
-func compareTable(a *Analysis) *table {
+func compareTable(a *analyze.Analysis) *table {
 	t := &table{head: []string{"run", "source", "model", "levels", "peak tok/s", "at", "ceiling", "binding"}}
 	for _, r := range a.Runs {
 		peak, at := math.NaN(), ""
@@ -182,7 +183,7 @@ func compareTable(a *Analysis) *table {
 	return t
 }
 
-func writeRun(b *strings.Builder, r *Run, md bool) {
+func writeRun(b *strings.Builder, r *analyze.Run, md bool) {
 	title := "Run " + r.RunID
 	if r.RunID == "" {
 		title = "Run (no id)"
@@ -320,13 +321,13 @@ func writeRun(b *strings.Builder, r *Run, md bool) {
 	}
 }
 
-func levelTable(r *Run) *table {
+func levelTable(r *analyze.Run) *table {
 	t := &table{head: []string{"level", "offered", "req", "err", "window", "out tok/s", "naive tok/s",
 		"req/s", "goodput/s", "decode", "queue+prefill", "user tok/s", "mean in", "mean out", "valid"}}
 	for _, l := range r.Levels {
 		t.rows = append(t.rows, []string{
 			fmt.Sprint(l.Level), offeredLabel(l), fmt.Sprint(l.Requests), fmt.Sprint(l.Errors),
-			durCell(ptr(l.WindowS)), numCell(l.OutputTokS, 1), numCell(l.NaiveOutputTokS, 1),
+			durCell(pf(l.WindowS)), numCell(l.OutputTokS, 1), numCell(l.NaiveOutputTokS, 1),
 			numCell(l.RequestS, 2), optCell(l.GoodputRequestS, 2), numCell(l.DecodeConcurrency, 2),
 			numCell(l.WaitingConcurrency, 2), numCell(l.PerUserTokS, 1),
 			numCell(l.MeanPromptTokens, 0), numCell(l.MeanOutputTokens, 0), validCell(l),
@@ -335,7 +336,7 @@ func levelTable(r *Run) *table {
 	return t
 }
 
-func latencyTable(r *Run) *table {
+func latencyTable(r *analyze.Run) *table {
 	t := &table{head: []string{"level", "offered", "TTFT p50", "TTFT p99", "TTFC p50", "TPOT p50", "TPOT p99",
 		"ITL p50", "ITL p99", "E2E p50", "E2E p99"}}
 	for _, l := range r.Levels {
@@ -349,7 +350,7 @@ func latencyTable(r *Run) *table {
 	return t
 }
 
-func capacityLines(c *Capacity) []string {
+func capacityLines(c *analyze.Capacity) []string {
 	var out []string
 	if c.KVCapacityTokens != nil {
 		out = append(out, fmt.Sprintf("KV cache: %d tokens (%s)", *c.KVCapacityTokens, c.Source))
@@ -360,7 +361,7 @@ func capacityLines(c *Capacity) []string {
 	if c.SourceDetail != "" {
 		out = append(out, "from: "+c.SourceDetail)
 	}
-	if c.Layout != "" && c.Layout != LayoutShared {
+	if c.Layout != "" && c.Layout != analyze.LayoutShared {
 		l := "layout: " + c.Layout
 		if c.LayoutEvidence != "" {
 			l += " (" + c.LayoutEvidence + ")"
@@ -397,7 +398,7 @@ func capacityLines(c *Capacity) []string {
 	return out
 }
 
-func sloText(s SLO) string {
+func sloText(s analyze.SLO) string {
 	var parts []string
 	if s.TTFT != nil {
 		parts = append(parts, "TTFT ≤ "+durCell(s.TTFT))
@@ -411,67 +412,29 @@ func sloText(s SLO) string {
 	return strings.Join(parts, ", ")
 }
 
-func offeredLabel(l Level) string {
-	if l.Rate > 0 {
-		return fmt.Sprintf("%g/s", l.Rate)
-	}
-	return fmt.Sprintf("c=%d", l.Concurrency)
-}
-
-func bindingCell(c Ceiling) string {
+func bindingCell(c analyze.Ceiling) string {
 	if c.Binding == "" {
 		return "—"
 	}
 	return c.Binding
 }
 
-func numCell(v float64, prec int) string {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return "—"
+// validCell is the level table's validity column: "yes", or "NO" (the reason is
+// listed under the table by invalidLines).
+func validCell(l analyze.Level) string {
+	if l.Valid {
+		return "yes"
 	}
-	return fmt.Sprintf("%.*f", prec, v)
+	return "NO"
 }
 
-func optCell(v *float64, prec int) string {
-	if v == nil {
-		return "—"
+// invalidLines name each invalid level and why, for the text and markdown outputs.
+func invalidLines(levels []analyze.Level) []string {
+	var out []string
+	for _, l := range levels {
+		if !l.Valid {
+			out = append(out, fmt.Sprintf("invalid: level %d (%s): %s", l.Level, offeredLabel(l), l.InvalidReason))
+		}
 	}
-	return numCell(*v, prec)
-}
-
-// concCell prints a concurrency: whole numbers (the batch, knee and SLO ceilings, a
-// level) without decimals, an interpolated one (the KV ceiling) with one.
-func concCell(v *float64) string {
-	if v != nil && *v == math.Trunc(*v) {
-		return numCell(*v, 0)
-	}
-	return optCell(v, 1)
-}
-
-// durCell prints seconds with a unit that keeps three significant digits.
-func durCell(s *float64) string {
-	if s == nil || math.IsNaN(*s) {
-		return "—"
-	}
-	v := *s
-	a := math.Abs(v)
-	switch {
-	case a == 0:
-		return "0"
-	case a < 1e-3:
-		return trimFloat(v*1e6) + "µs"
-	case a < 1:
-		return trimFloat(v*1e3) + "ms"
-	}
-	return trimFloat(v) + "s"
-}
-
-func trimFloat(v float64) string {
-	switch a := math.Abs(v); {
-	case a >= 100:
-		return fmt.Sprintf("%.0f", v)
-	case a >= 10:
-		return fmt.Sprintf("%.1f", v)
-	}
-	return fmt.Sprintf("%.2f", v)
+	return out
 }

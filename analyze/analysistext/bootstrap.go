@@ -1,12 +1,14 @@
-package analyze
+package analysistext
 
 import (
 	"fmt"
 	"strings"
+
+	"github.com/ceiling-llm/ceiling/analyze"
 )
 
 // writeIntervals writes the levels' bootstrap confidence intervals as a table.
-func writeIntervals(b *strings.Builder, r *Run, md bool) {
+func writeIntervals(b *strings.Builder, r *analyze.Run, md bool) {
 	bs := r.Bootstrap
 	if bs == nil {
 		return
@@ -18,7 +20,7 @@ func writeIntervals(b *strings.Builder, r *Run, md bool) {
 		if c == nil {
 			continue
 		}
-		if noCompletions(l) { // nothing measured: no interval, not "too short" nor 0–0
+		if analyze.NoCompletions(l) { // nothing measured: no interval, not "too short" nor 0–0
 			t.rows = append(t.rows, []string{fmt.Sprint(l.Level), offeredLabel(l), "—", "—", "—", "—", "—", "—", numCell(c.Blocks, 0)})
 			continue
 		}
@@ -28,7 +30,7 @@ func writeIntervals(b *strings.Builder, r *Run, md bool) {
 			numCell(c.Blocks, 0)})
 	}
 	_ = t.write(b, md)
-	line := fmt.Sprintf("too short: too short for an interval (throughput: fewer than %d request lifetimes of window; p50: fewer than %d requests; p99: fewer than %d)", fewBlocks, minIntervalRequests, minP99Requests)
+	line := fmt.Sprintf("too short: too short for an interval (throughput: fewer than %d request lifetimes of window; p50: fewer than %d requests; p99: fewer than %d)", analyze.MinIntervalBlocks, analyze.MinIntervalRequests, analyze.MinP99IntervalRequests)
 	if md {
 		line = mdEscape(line) + "  "
 	}
@@ -38,14 +40,14 @@ func writeIntervals(b *strings.Builder, r *Run, md bool) {
 // tooShort is what an interval cell says where the level is too short for one.
 const tooShort = "too short"
 
-func rateInterval(iv *Interval, prec int) string {
+func rateInterval(iv *analyze.Interval, prec int) string {
 	if iv == nil {
 		return tooShort
 	}
 	return numCell(iv.Low, prec) + "–" + numCell(iv.High, prec)
 }
 
-func durInterval(iv *Interval) string {
+func durInterval(iv *analyze.Interval) string {
 	if iv == nil {
 		return tooShort
 	}
@@ -53,7 +55,7 @@ func durInterval(iv *Interval) string {
 }
 
 // ceilingStabilityLine is the line under the realistic ceiling: how stable it is.
-func ceilingStabilityLine(r *Run) string {
+func ceilingStabilityLine(r *analyze.Run) string {
 	bs := r.Bootstrap
 	if bs == nil || bs.Ceiling == nil {
 		return ""
@@ -68,5 +70,5 @@ func ceilingStabilityLine(r *Run) string {
 	if st.Stable {
 		return "stability within this run: " + st.Text + scope
 	}
-	return "stability within this run: UNSTABLE, " + st.Text + "; read the ceiling as the range " + rangeText(st) + scope
+	return "stability within this run: UNSTABLE, " + st.Text + "; read the ceiling as the range " + st.RangeText() + scope
 }

@@ -1,14 +1,16 @@
-package analyze
+package analysistext
 
 import (
 	"fmt"
 	"strings"
+
+	"github.com/ceiling-llm/ceiling/analyze"
 )
 
 // writeDecision writes the decision section of a run: each level against its
 // roofline and in cost terms, then the ceiling's cost and the sizing. Predictions
 // (the roofline, the what-if rows) are labelled as such.
-func writeDecision(b *strings.Builder, r *Run, md bool) {
+func writeDecision(b *strings.Builder, r *analyze.Run, md bool) {
 	d := r.Decision
 	if d == nil {
 		return
@@ -85,4 +87,25 @@ func writeDecision(b *strings.Builder, r *Run, md bool) {
 		fmt.Fprintf(b, "note: %s\n", n)
 	}
 	b.WriteString("\n")
+}
+
+// energyLine is the ceiling's power and energy in one line of the text output.
+func energyLine(e *analyze.LevelEnergy) string {
+	line := "GPU power there:"
+	if e.PowerPerGPUW != nil {
+		line += fmt.Sprintf(" %.0f W per GPU", *e.PowerPerGPUW)
+	}
+	if e.JPerOutputToken != nil {
+		line += fmt.Sprintf(", %.3g J per output token", *e.JPerOutputToken)
+	}
+	if e.JPerRequest != nil {
+		line += fmt.Sprintf(", %.3g J per request", *e.JPerRequest)
+	}
+	if e.EnergyCostPerMOutput != nil {
+		line += fmt.Sprintf("; energy $%.4f per million output tokens at PUE %.2f", *e.EnergyCostPerMOutput, e.PUE)
+		if e.EnergyShare != nil {
+			line += fmt.Sprintf(" (%.0f%% of GPU-hours + energy)", *e.EnergyShare*100)
+		}
+	}
+	return line
 }

@@ -1,30 +1,21 @@
-package analyze
+package analysistext
 
 import (
 	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/ceiling-llm/ceiling/analyze"
 )
-
-// WhatIfSchema is the schema of `ceiling whatif --format json`.
-const WhatIfSchema = "ceiling.whatif/v1"
-
-// WhatIfDoc is the JSON document of `ceiling whatif`: one result per run, and the
-// whole analysis only when asked for.
-type WhatIfDoc struct {
-	Schema   string          `json:"schema"`
-	WhatIf   []*WhatIfResult `json:"what_if"`
-	Analysis *Analysis       `json:"analysis,omitempty"`
-}
 
 // WriteWhatIf prints the what-if tables (text, markdown) or the WhatIfDoc (json);
 // with a, the analysis follows the tables (or is embedded in the JSON).
-func WriteWhatIf(w io.Writer, results []*WhatIfResult, a *Analysis, format string) error {
+func WriteWhatIf(w io.Writer, results []*analyze.WhatIfResult, a *analyze.Analysis, format string) error {
 	if format == FormatJSON {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(WhatIfDoc{Schema: WhatIfSchema, WhatIf: results, Analysis: a}); err != nil {
+		if err := enc.Encode(analyze.WhatIfDoc{Schema: analyze.WhatIfSchema, WhatIf: results, Analysis: a}); err != nil {
 			return fmt.Errorf("writing the what-if as JSON: %w", err)
 		}
 		return nil
@@ -47,7 +38,7 @@ func WriteWhatIf(w io.Writer, results []*WhatIfResult, a *Analysis, format strin
 	return Write(w, a, format)
 }
 
-func writeWhatIf(b *strings.Builder, res *WhatIfResult, md bool) {
+func writeWhatIf(b *strings.Builder, res *analyze.WhatIfResult, md bool) {
 	title := "What-if of run " + res.RunID
 	if res.Change != "" {
 		title += ": " + res.Change + " (PREDICTED)"
@@ -109,7 +100,7 @@ func writeWhatIf(b *strings.Builder, res *WhatIfResult, md bool) {
 
 // outAtCell prints a ceiling row's throughput with the concurrency it is at, and
 // marks an extrapolated one.
-func outAtCell(row WhatIfRow) string {
+func outAtCell(row analyze.WhatIfRow) string {
 	s := optCell(row.OutputTokS, 0)
 	if row.OutputTokS != nil && row.OutputTokSAt != nil {
 		s += " (c=" + numCell(*row.OutputTokSAt, 0) + ")"
@@ -121,7 +112,7 @@ func outAtCell(row WhatIfRow) string {
 }
 
 // rangeCell prints a predicted value and its interval, scaled.
-func rangeCell(r *Range, scale float64, prec int) string {
+func rangeCell(r *analyze.Range, scale float64, prec int) string {
 	if r == nil {
 		return "—"
 	}

@@ -59,6 +59,9 @@ type Run struct {
 	// ServerBinding is the limit the server's own counters show, null when they
 	// show none (or there is no metrics sidecar).
 	ServerBinding *ServerBinding `json:"server_binding"`
+	// KVTier names the KV tier that binds, GPU or host, where the server reports a
+	// host tier (stats_tiers.go); absent otherwise.
+	KVTier *KVTierBinding `json:"kv_tier,omitempty"`
 	// Bootstrap describes the resampling behind the levels' CIs and the stability
 	// of the ceiling (stats_bootstrap.go); null for imported runs and with it off.
 	Bootstrap *Bootstrap `json:"bootstrap"`

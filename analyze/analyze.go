@@ -158,6 +158,9 @@ func analyzeSource(ctx context.Context, src *source, opt Options) (runs []Run, e
 		r.Warnings = append(r.Warnings, wp.excluded.warnings(id)...)
 		r.Warnings = append(r.Warnings, sp.excluded.warnings(id)...)
 		r.Warnings = append(r.Warnings, prefixCacheWarnings(r.Levels, src.meta.Plan, own && src.meta.Source == nil)...)
+		if own {
+			replayPrefixEvidence(r, src.meta.ReplayPrefix)
+		}
 		r.Warnings = append(r.Warnings, wlp.lengthShiftWarnings(r)...)
 		var snaps []timedSnapshot
 		if own {
@@ -173,6 +176,7 @@ func analyzeSource(ctx context.Context, src *source, opt Options) (runs []Run, e
 			energyDecision(r, opt)
 		}
 		serverVerdict(r, snaps, opt)
+		tierVerdict(r)
 		runs = append(runs, *r)
 	}
 	return runs, nil

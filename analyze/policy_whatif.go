@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/ceiling-llm/ceiling/capacity"
+	"github.com/ceiling-llm/ceiling/prediction"
 )
 
 // What-if: predictions from one measured sweep, never mixed with its measurements.
@@ -24,6 +25,27 @@ type WhatIfChange struct {
 	EP                         *bool
 }
 
+// Kinds are the kinds of change the what-if crosses, for its interval: another
+// GPU; another weight or KV precision or shape; other request lengths; a maximum
+// model length alone changes only the batch the KV cache holds (another
+// concurrency).
+func (c WhatIfChange) Kinds() []prediction.ChangeKind {
+	var k []prediction.ChangeKind
+	if c.GPU != "" {
+		k = append(k, prediction.ChangeGPU)
+	}
+	if c.WeightDtype != "" || c.KVDtype != "" || c.GPUs > 0 || c.TP > 0 || c.DP > 0 || c.PP > 0 || c.EP != nil {
+		k = append(k, prediction.ChangePrecision)
+	}
+	if c.PromptTokens > 0 || c.OutputTokens > 0 {
+		k = append(k, prediction.ChangeLengths)
+	}
+	if len(k) == 0 {
+		k = append(k, prediction.ChangeConcurrency)
+	}
+	return k
+}
+
 // WhatIfRow is one row of the what-if table: the measured run (Predicted false) or a
 // prediction.
 type WhatIfRow struct {
@@ -40,7 +62,9 @@ type WhatIfRow struct {
 	// by the measured batch limit and knee where they carry over.
 	Ceiling    *float64 `json:"ceiling"`
 	OutputTokS *float64 `json:"output_tok_s"` // at the ceiling
-	Basis      string   `json:"basis"`        // how the prediction was made
+	// OutputTokSInterval is OutputTokS with its calibrated interval (predicted rows).
+	OutputTokSInterval *Range `json:"output_tok_s_interval,omitempty"`
+	Basis              string `json:"basis"` // how the prediction was made
 	// OutputTokSAt is the concurrency OutputTokS is at; Extrapolation says how far
 	// a predicted one lies past every valid measured level (policy_whatifprovenance.go).
 	OutputTokSAt  *float64 `json:"output_tok_s_at_concurrency"`
@@ -61,7 +85,10 @@ type WhatIfResult struct {
 	Levels         []LevelPrediction `json:"levels"`
 	Model          string            `json:"model"`
 	IntervalMethod string            `json:"interval_method"`
-	Notes          []string          `json:"notes"`
+	// Interval is the calibration of the levels' intervals: the kind of change,
+	// the nominal coverage and the held-out errors it came from.
+	Interval prediction.Calibration `json:"interval"`
+	Notes    []string               `json:"notes"`
 	// SummaryPoints is set where the measured baseline is published summary points
 	// (policy_whatifsummary.go), not a recorded run.
 	SummaryPoints *SummaryPointsBasis `json:"built_from_summary_points,omitempty"`
@@ -78,20 +105,23 @@ func WhatIf(r *Run, opt Options, change WhatIfChange) (*WhatIfResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	interval := prediction.IntervalFor(change.Kinds()...)
 	res := &WhatIfResult{Predicted: true, RunID: r.RunID, Rows: rows, Levels: []LevelPrediction{}, Notes: []string{},
 		Model:          "each level's measured share of its roofline with prefill, times the changed deployment's roofline at the same concurrency (docs/predictions.md)",
-		IntervalMethod: IntervalMethod}
+		IntervalMethod: IntervalMethod(interval), Interval: interval}
 	if len(rows) > 1 {
 		res.Change = rows[1].Scenario
 	}
 	if change.GPU != "" || change.WeightDtype != "" || change.GPUs > 0 || change.TP > 0 || change.DP > 0 || change.PP > 0 || change.EP != nil {
-		res.Notes = append(res.Notes, "another GPU, precision or shape: the intervals say how the share of the roofline moves with the batch, not how it moves between kernels and GPUs; against public measurements such changes missed by 20-70% with the intervals covering none (docs/validation.md): measure before buying")
+		res.Notes = append(res.Notes, "another GPU, precision or shape: the share of the roofline carries between kernels and GPUs only roughly, so the intervals are wide: they are sized on how far such predictions missed public measurements (docs/validation.md): measure before buying")
 	}
 	switch {
 	case curve.note != "":
 		res.Notes = append(res.Notes, curve.note)
 	case curve.model != nil:
-		res.Levels = PredictCurve(*curve.model)
+		m := *curve.model
+		m.Interval = interval
+		res.Levels = PredictCurve(m)
 	}
 	markProvenance(res, r)
 	return res, nil
@@ -263,10 +293,20 @@ func whatIf(r *Run, opt Options, change WhatIfChange) ([]WhatIfRow, curveResult,
 	roof, rerr := capacity.NewRoofline(p)
 	baseRoof, berr := opt.Deployment.Roofline, opt.Deployment.RooflineErr // the measured deployment's, computed once
 	mp, mo := meanLengths(r)
-	if share := ceilingShare(r, baseRoof, mp, mo); rerr == nil && share > 0 && pred.Ceiling != nil {
+	efficiency := 1.0
+	if base.GPU != nil && p.GPU != nil {
+		efficiency = prediction.VendorEfficiency(base.GPU.Vendor(), p.GPU.Vendor())
+	}
+	if share := ceilingShare(r, baseRoof, mp, mo) * efficiency; rerr == nil && share > 0 && pred.Ceiling != nil {
 		v := share * roof.AtWorkload(ceiling, prompt, output).TotalTokS
 		pred.OutputTokS = &v
-		pred.Basis += fmt.Sprintf("; throughput = %.0f%% (the measured share of the roofline with prefill at the ceiling) × the changed roofline with prefill there", share*100)
+		lo, hi := prediction.IntervalFor(change.Kinds()...).Bounds(v)
+		pred.OutputTokSInterval = &Range{Value: v, Low: lo, High: hi}
+		pred.Basis += fmt.Sprintf("; throughput = %.0f%% (the measured share of the roofline with prefill at the ceiling", share*100)
+		if efficiency != 1 {
+			pred.Basis += fmt.Sprintf(", × %.2f for %s's GPUs against %s's", efficiency, p.GPU.Vendor(), base.GPU.Vendor())
+		}
+		pred.Basis += ") × the changed roofline with prefill there"
 	}
 	switch {
 	case rerr != nil:
@@ -277,7 +317,7 @@ func whatIf(r *Run, opt Options, change WhatIfChange) ([]WhatIfRow, curveResult,
 		curve.note = "no level is predicted: the run's request lengths are unknown"
 	default:
 		curve.model = &CurveModel{Points: curveFromRun(r), Base: baseRoof, Changed: roof, PromptTokens: mp, OutputTokens: mo,
-			ToPrompt: prompt, ToOutput: output, KVHolds: pred.KVCeiling}
+			ToPrompt: prompt, ToOutput: output, KVHolds: pred.KVCeiling, Efficiency: efficiency}
 	}
 	return []WhatIfRow{measured, pred}, curve, nil
 }

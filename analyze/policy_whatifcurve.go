@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/ceiling-llm/ceiling/capacity"
+	"github.com/ceiling-llm/ceiling/prediction"
 )
 
 // The whole-curve what-if: every measured level predicted under a change, at the
@@ -14,25 +15,31 @@ import (
 // Model. Each measured level ran at some share of its roofline with prefill
 // (capacity.Roofline.AtWorkload at its decode batch and request lengths): its
 // output tok/s ÷ the roofline's, and its per-user speed ÷ the roofline's. The
-// prediction at that concurrency is the same share of the changed deployment's
+// prediction at that concurrency is the same share (times the vendor efficiency
+// where the change crosses from NVIDIA to AMD or back) of the changed deployment's
 // roofline at the batch the level would decode: the measured decode concurrency,
 // capped by what the changed KV cache holds. Longer prompts cost prefill FLOPs and
 // KV reads in the roofline, so they never raise a prediction. TPOT is the measured
 // TPOT scaled by the per-user speed's change; TTFT the measured TTFT scaled by the
 // prefill work (prompt tokens × FLOPs per token ÷ the GPUs' peak FLOP/s).
 //
-// Intervals. The share a deployment reaches moves with the batch: the interval of a
-// level spans the shares measured at it and at its neighbouring valid levels (one
-// below, one above), widened by the level's 95% bootstrap interval of throughput
-// where it has one. TPOT's interval follows the per-user speed's; TTFT's carries
-// the throughput interval's relative width.
+// Intervals. The share a deployment reaches moves with the GPU, the precision, the
+// engine and the request lengths in ways the roofline does not know. Each predicted
+// figure v carries [v·e^−q, v·e^q], q calibrated per kind of change on held-out
+// errors of public measurements (prediction.Calibration, split conformal at 80%
+// nominal coverage; docs/validation.md scores it leave-one-deployment-out), widened
+// by the level's 95% bootstrap interval of throughput where it has one. TPOT's
+// interval follows the per-user speed's; TTFT's is the throughput's, inverted.
 //
 // Beyond the model. A level whose concurrency exceeds what the changed KV cache
 // holds is marked, not predicted: its requests would queue for KV, which the
 // roofline does not model. A level that was itself invalid has no share to carry.
 
-// IntervalMethod states how the what-if's intervals are made.
-const IntervalMethod = "span of the measured share of the roofline (with prefill) at the level and its neighbouring valid levels, widened by the level's 95% bootstrap throughput interval where it has one"
+// IntervalMethod states how the what-if's intervals are made, for the calibration
+// the prediction uses.
+func IntervalMethod(c prediction.Calibration) string {
+	return c.String() + "; widened by the level's 95% bootstrap throughput interval where it has one"
+}
 
 // CurvePoint is one measured level as the whole-curve what-if reads it.
 type CurvePoint struct {
@@ -57,6 +64,12 @@ type CurveModel struct {
 	ToPrompt, ToOutput         float64 // under the change
 	// KVHolds is how many requests the changed KV cache holds (≤ 0: unknown).
 	KVHolds float64
+	// Interval is the calibrated interval of the kind of change (zero: another
+	// concurrency's, the narrowest).
+	Interval prediction.Calibration
+	// Efficiency multiplies the carried shares: the share another vendor's GPUs
+	// reach of their roofline (prediction.VendorEfficiency; ≤ 0: 1).
+	Efficiency float64
 }
 
 // Range is a prediction and its interval.
@@ -106,6 +119,12 @@ const queueingTTFT = 3.0
 
 // PredictCurve predicts every level of m.Points under the change.
 func PredictCurve(m CurveModel) []LevelPrediction {
+	if m.Interval.Kind == "" {
+		m.Interval = prediction.IntervalFor()
+	}
+	if m.Efficiency <= 0 {
+		m.Efficiency = 1
+	}
 	out := make([]LevelPrediction, 0, len(m.Points))
 	shares := make([]float64, len(m.Points))
 	userShares := make([]float64, len(m.Points))
@@ -153,17 +172,17 @@ func PredictCurve(m CurveModel) []LevelPrediction {
 		}
 		lp.Batch = batch
 		roof := m.Changed.AtWorkload(batch, m.ToPrompt, m.ToOutput)
-		lo, hi := spread(shares, i)
-		v := shares[i] * roof.TotalTokS
+		v := shares[i] * m.Efficiency * roof.TotalTokS
 		ciLo, ciHi := 1.0, 1.0
 		if p.CILow != nil && p.CIHigh != nil && p.OutputTokS > 0 {
 			ciLo, ciHi = math.Min(1, *p.CILow/p.OutputTokS), math.Max(1, *p.CIHigh/p.OutputTokS)
 		}
-		lp.OutputTokS = &Range{Value: v, Low: lo * roof.TotalTokS * ciLo, High: hi * roof.TotalTokS * ciHi}
+		lo, hi := m.Interval.Bounds(v)
+		lp.OutputTokS = &Range{Value: v, Low: lo * ciLo, High: hi * ciHi}
 		if !math.IsNaN(userShares[i]) {
-			ulo, uhi := spread(userShares, i)
-			u := userShares[i] * roof.PerUserTokS
-			lp.PerUserTokS = &Range{Value: u, Low: ulo * roof.PerUserTokS, High: uhi * roof.PerUserTokS}
+			u := userShares[i] * m.Efficiency * roof.PerUserTokS
+			ulo, uhi := m.Interval.User().Bounds(u)
+			lp.PerUserTokS = &Range{Value: u, Low: ulo, High: uhi}
 			if p.TPOT != nil && p.PerUserTokS > 0 {
 				t := *p.TPOT * p.PerUserTokS
 				lp.TPOT = &Range{Value: t / u, Low: t / lp.PerUserTokS.High, High: t / lp.PerUserTokS.Low}
@@ -187,35 +206,6 @@ func PredictCurve(m CurveModel) []LevelPrediction {
 // active parameters FLOPs over the GPUs one request's matmuls are split across.
 func prefillCost(r *capacity.Roofline) float64 {
 	return 2 * r.ActiveParams / (float64(r.Shape.TP) * r.PeakFLOPs)
-}
-
-// spread is the lowest and highest of v[i] and its valid neighbours.
-func spread(v []float64, i int) (lo, hi float64) {
-	lo, hi = v[i], v[i]
-	for _, j := range []int{prevValid(v, i), nextValid(v, i)} {
-		if j >= 0 {
-			lo, hi = math.Min(lo, v[j]), math.Max(hi, v[j])
-		}
-	}
-	return lo, hi
-}
-
-func prevValid(v []float64, i int) int {
-	for j := i - 1; j >= 0; j-- {
-		if !math.IsNaN(v[j]) {
-			return j
-		}
-	}
-	return -1
-}
-
-func nextValid(v []float64, i int) int {
-	for j := i + 1; j < len(v); j++ {
-		if !math.IsNaN(v[j]) {
-			return j
-		}
-	}
-	return -1
 }
 
 // atSameSpeed fills AtMeasuredSpeed: the predicted throughput where the predicted

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/ceiling-llm/ceiling/capacity"
+	"github.com/ceiling-llm/ceiling/prediction"
 )
 
 func curveRoofline(t *testing.T, in capacity.BudgetInput) *capacity.Roofline {
@@ -63,8 +64,72 @@ func TestPredictCurve(t *testing.T) {
 	}
 	long := PredictCurve(CurveModel{Points: pts, Base: h100, Changed: h100, PromptTokens: 938, OutputTokens: 512, ToPrompt: 8000, ToOutput: 512, KVHolds: 100})
 	for i := range []int{0, 1, 2} {
-		if l := long[i]; l.OutputTokS == nil || l.OutputTokS.High >= pts[i].OutputTokS || l.PerUserTokS.Value >= pts[i].PerUserTokS {
+		if l := long[i]; l.OutputTokS == nil || l.OutputTokS.Value >= pts[i].OutputTokS || l.PerUserTokS.Value >= pts[i].PerUserTokS {
 			t.Errorf("c=%g at 8000-token prompts: %+v, per user %+v; want below the measured %g, %g", l.Concurrency, l.OutputTokS, l.PerUserTokS, pts[i].OutputTokS, pts[i].PerUserTokS)
 		}
+	}
+}
+
+// The intervals are the calibrated ones of the kind of change: [v·e^−q, v·e^q] with
+// q from prediction's table, so another GPU's interval is the GPU kind's, and a
+// what-if names the widest kind it crosses.
+func TestPredictCurveCalibratedInterval(t *testing.T) {
+	h100 := curveRoofline(t, capacity.BudgetInput{GPU: "h100-sxm", GPUs: 1})
+	h200 := curveRoofline(t, capacity.BudgetInput{GPU: "h200", GPUs: 1})
+	pts := []CurvePoint{{Level: 0, Concurrency: 8, Batch: 7.6, OutputTokS: 646, PerUserTokS: 85, Valid: true}}
+	for _, kind := range prediction.ChangeKinds() {
+		cal := prediction.IntervalFor(kind)
+		if cal.Kind != kind || cal.Nominal != prediction.NominalCoverage || cal.LogHalfWidth <= 0 {
+			t.Fatalf("%s: stored calibration %+v", kind, cal)
+		}
+		l := PredictCurve(CurveModel{Points: pts, Base: h100, Changed: h200, PromptTokens: 938, OutputTokens: 512, ToPrompt: 938, ToOutput: 512, Interval: cal})[0]
+		lo, hi := cal.Bounds(l.OutputTokS.Value)
+		if l.OutputTokS.Low != lo || l.OutputTokS.High != hi {
+			t.Errorf("%s: interval %+v, want [%g, %g]", kind, l.OutputTokS, lo, hi)
+		}
+		if cal.PerUser == nil && cal.Errors > 0 {
+			t.Fatalf("%s: calibrated on %d errors but no per-user calibration", kind, cal.Errors)
+		}
+		ulo, uhi := cal.User().Bounds(l.PerUserTokS.Value)
+		if l.PerUserTokS.Low != ulo || l.PerUserTokS.High != uhi {
+			t.Errorf("%s: per-user interval %+v, want its own calibration's [%g, %g]", kind, l.PerUserTokS, ulo, uhi)
+		}
+	}
+	for _, c := range []struct {
+		change WhatIfChange
+		want   prediction.ChangeKind
+	}{
+		{WhatIfChange{GPU: "h200", PromptTokens: 4000}, prediction.IntervalFor(prediction.ChangeGPU, prediction.ChangeLengths).Kind},
+		{WhatIfChange{KVDtype: "fp8"}, prediction.ChangePrecision},
+		{WhatIfChange{TP: 2}, prediction.ChangePrecision},
+		{WhatIfChange{OutputTokens: 100}, prediction.ChangeLengths},
+		{WhatIfChange{MaxModelLen: 4096}, prediction.ChangeConcurrency},
+	} {
+		if got := prediction.IntervalFor(c.change.Kinds()...).Kind; got != c.want {
+			t.Errorf("%+v: interval of %s, want %s", c.change, got, c.want)
+		}
+	}
+}
+
+// Another vendor's GPU: the carried share is multiplied by the vendor efficiency
+// from the calibration (AMD's GPUs reach less of their roofline than NVIDIA's on the
+// public data), and an NVIDIA → NVIDIA change is not.
+func TestPredictCurveVendorEfficiency(t *testing.T) {
+	h100 := curveRoofline(t, capacity.BudgetInput{GPU: "h100-sxm", GPUs: 1})
+	mi300 := curveRoofline(t, capacity.BudgetInput{GPU: "mi300x", GPUs: 1})
+	pts := []CurvePoint{{Level: 0, Concurrency: 8, Batch: 7.6, OutputTokS: 646, PerUserTokS: 85, Valid: true}}
+	eff := prediction.VendorEfficiency(h100.GPU.Vendor(), mi300.GPU.Vendor())
+	if eff >= 1 || eff <= 0.3 || prediction.VendorEfficiency("nvidia", "nvidia") != 1 {
+		t.Fatalf("vendor efficiency NVIDIA → AMD %g, NVIDIA → NVIDIA %g", eff, prediction.VendorEfficiency("nvidia", "nvidia"))
+	}
+	m := CurveModel{Points: pts, Base: h100, Changed: mi300, PromptTokens: 938, OutputTokens: 512, ToPrompt: 938, ToOutput: 512}
+	plain := PredictCurve(m)[0]
+	m.Efficiency = eff
+	crossed := PredictCurve(m)[0]
+	if r := crossed.OutputTokS.Value / plain.OutputTokS.Value; r < eff*0.999999 || r > eff*1.000001 {
+		t.Errorf("NVIDIA → AMD prediction ratio %g, want the vendor efficiency %g", r, eff)
+	}
+	if r := crossed.PerUserTokS.Value / plain.PerUserTokS.Value; r < eff*0.999999 || r > eff*1.000001 {
+		t.Errorf("per-user ratio %g, want %g", r, eff)
 	}
 }

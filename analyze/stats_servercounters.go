@@ -38,6 +38,10 @@ type ServerCounters struct {
 	PreemptionsPerS *float64    `json:"preemptions_per_s"` // rate in the window
 	PrefixHitRate   *float64    `json:"prefix_hit_rate"`
 	GenerationTokS  *float64    `json:"generation_tok_s"`
+	// Tiers is the share of prompt KV each tier served (GPU, host, recomputed)
+	// and the host tier's fill and traffic (stats_tiers.go); absent when the
+	// server reports none of them.
+	Tiers *KVTiers `json:"kv_tiers,omitempty"`
 }
 
 // snapshot is one scrape mapped to engine-neutral figures (nil = not exposed).
@@ -57,6 +61,7 @@ type snapshot struct {
 	declaredKV    *float64 // tokens the server says its KV cache holds
 	maxRunning    *float64 // a declared cap on running requests (TensorRT-LLM max)
 	refused       []string // declared figures out of range (policy_serverfacts.go)
+	tiers         tierSnapshot
 }
 
 // counterSample is one scraped series value, as the sidecar stores it.
@@ -101,7 +106,7 @@ func isServerCounter(name string) bool {
 		return false
 	}
 	_, ok := counterRoles[name]
-	return ok
+	return ok || tierRole(name) != ""
 }
 
 // counterRoles maps each metric name to the snapshot figure it feeds: every
@@ -129,6 +134,7 @@ func mapSnapshot(samples []counterSample) snapshot {
 		return c
 	}
 	var declared combine
+	s.tiers = mapTiers(samples)
 	for _, x := range samples {
 		role, ok := counterRoles[x.name]
 		if !ok || strings.HasSuffix(x.name, "_created") {
@@ -362,7 +368,8 @@ func levelCounters(snaps []timedSnapshot, ws, we int64) *ServerCounters {
 	} else if m, _ := gauge(func(s *snapshot) *float64 { return s.genThroughput }); m != nil {
 		c.GenerationTokS = m
 	}
-	if c.RunningMean == nil && c.WaitingMean == nil && c.KVUsageMean == nil && c.GenerationTokS == nil {
+	c.Tiers = levelTiers(in)
+	if c.RunningMean == nil && c.WaitingMean == nil && c.KVUsageMean == nil && c.GenerationTokS == nil && c.Tiers == nil {
 		return nil
 	}
 	return c

@@ -78,6 +78,26 @@ func gpuCatalog() []GPU {
 		// Blackwell GPU FP4 20 / FP8 10 / BF16 5 PFLOPS with sparsity (10 / 5 / 2.5 dense), 8 TB/s.
 		{Name: "gb200", Full: "NVIDIA GB200 (per Blackwell GPU)", MemoryBytes: 189471 * mib, BandwidthBytesS: 8.0 * tb,
 			Interconnect: "NVLink 5 (1.8 TB/s)", InterconnectBytesS: 1800 * gb, Link: LinkNVLink, BF16FLOPs: 2500 * tf, FP8FLOPs: 5000 * tf, FP4FLOPs: 10000 * tf},
+		// NVIDIA HGX B300 datasheet (nvidia.com/en-us/data-center/hgx): 8 GPUs, FP4 144 PFLOPS
+		// with sparsity / 108 dense, FP8 72 and BF16 36 PFLOPS with sparsity: per GPU FP4
+		// 13.5 / FP8 4.5 / BF16 2.25 PFLOPS dense; 2.3 TB HBM3e (288 GB per GPU) at 64 TB/s
+		// (8 TB/s per GPU); NVLink 5 1.8 TB/s per GPU. Memory as the driver reports it: 268
+		// GiB ("268 GB HBM3e" and "275 GB each" for NVIDIA B300 SXM6 AC in public nvidia-smi
+		// based logs), not the 288 GB of the datasheet.
+		{Name: "b300", Full: "NVIDIA B300 288GB (Blackwell Ultra)", MemoryBytes: 268 * gib, BandwidthBytesS: 8.0 * tb,
+			Interconnect: "NVLink 5 (1.8 TB/s)", InterconnectBytesS: 1800 * gb, Link: LinkNVLink, BF16FLOPs: 2250 * tf, FP8FLOPs: 4500 * tf, FP4FLOPs: 13500 * tf},
+		// NVIDIA GB300 NVL72 datasheet (nvidia.com/en-us/data-center/gb300-nvl72): 72 GPUs,
+		// FP4 1,440 PFLOPS with sparsity / 1,080 dense, FP8 720 and BF16 360 PFLOPS with
+		// sparsity: per GPU FP4 15 / FP8 5 / BF16 2.5 PFLOPS dense; up to 20 TB HBM3e at
+		// 576 TB/s (288 GB, 8 TB/s per GPU); NVLink 5 1.8 TB/s per GPU. Memory taken as the
+		// B300's driver total (the same 288 GB HBM3e stacks).
+		{Name: "gb300", Full: "NVIDIA GB300 (per Blackwell Ultra GPU)", MemoryBytes: 268 * gib, BandwidthBytesS: 8.0 * tb,
+			Interconnect: "NVLink 5 (1.8 TB/s)", InterconnectBytesS: 1800 * gb, Link: LinkNVLink, BF16FLOPs: 2500 * tf, FP8FLOPs: 5000 * tf, FP4FLOPs: 15000 * tf},
+		// NVIDIA H20 (Hopper for the China market; NVIDIA's product brief as public spec
+		// tables repeat it): 96 GB HBM3 at 4.0 TB/s, BF16 148 / FP8 296 TFLOPS dense,
+		// NVLink 900 GB/s. Memory: 97,871 MiB, the total nvidia-smi reports in public logs.
+		{Name: "h20", Full: "NVIDIA H20 96GB", MemoryBytes: 97871 * mib, BandwidthBytesS: 4.0 * tb,
+			Interconnect: "NVLink 4 (900 GB/s)", InterconnectBytesS: 900 * gb, Link: LinkNVLink, BF16FLOPs: 148 * tf, FP8FLOPs: 296 * tf},
 		// NVIDIA RTX PRO 6000 Blackwell Server Edition datasheet (nvidia.com/en-us/data-center/
 		// rtx-pro-6000-blackwell-server-edition): 4 PFLOPS FP4 with sparsity (2,000 dense;
 		// FP8 1,000 and BF16 500 dense at the usual 2:1 steps), 1,792 GB/s, PCIe 5.0 x16, no NVLink.
@@ -104,7 +124,23 @@ func gpuCatalog() []GPU {
 		// instinct-mi325x-datasheet.pdf): the MI300X's compute, 6 TB/s, 896 GB/s Infinity Fabric.
 		{Name: "mi325x", Full: "AMD Instinct MI325X 256GB", MemoryBytes: 256 * gib, BandwidthBytesS: 6.0 * tb,
 			Interconnect: "Infinity Fabric (896 GB/s)", InterconnectBytesS: 896 * gb, Link: LinkNVLink, BF16FLOPs: 1307.4 * tf, FP8FLOPs: 2614.9 * tf},
+		// AMD Instinct MI355X datasheet (amd.com, instinct-tech-docs/product-briefs/
+		// amd-instinct-mi355x-gpu-brochure.pdf): BF16 2,516.6 / FP8 5,033.2 / MXFP4 10,066.3
+		// TFLOPS dense, 288 GB HBM3E at 8 TB/s, Infinity Fabric 7 links × 153.6 GB/s
+		// (1,075 GB/s). Memory: 288 GiB, the VRAM of ROCm's GPU specifications table
+		// (rocm.docs.amd.com, reference/gpu-specs). MXFP4 runs on the FP4 tensor cores.
+		{Name: "mi355x", Full: "AMD Instinct MI355X 288GB", MemoryBytes: 288 * gib, BandwidthBytesS: 8.0 * tb,
+			Interconnect: "Infinity Fabric (1,075 GB/s)", InterconnectBytesS: 1075 * gb, Link: LinkNVLink, BF16FLOPs: 2516.6 * tf, FP8FLOPs: 5033.2 * tf, FP4FLOPs: 10066.3 * tf},
 	}
+}
+
+// Vendor is "amd" or "nvidia", from the marketing name: the efficiency the what-if
+// carries between GPUs differs by vendor (prediction's calibration).
+func (g GPU) Vendor() string {
+	if strings.HasPrefix(g.Full, "AMD") {
+		return "amd"
+	}
+	return "nvidia"
 }
 
 // GPUNames lists the catalog names in catalog order.
@@ -147,6 +183,9 @@ func LookupGPU(name string) (GPU, error) {
 			"pro6000":  "rtx-pro-6000",
 			"4090":     "rtx-4090",
 			"5090":     "rtx-5090",
+			// nvidia-smi's names: "NVIDIA B300 SXM6 AC", "NVIDIA GB300"
+			"b300sxm6ac": "b300",
+			"b300sxm6":   "b300",
 		}
 		if full, ok := aliases[want]; ok {
 			want = normalizeGPUName(full)

@@ -58,17 +58,19 @@ type Options struct {
 	Abort <-chan struct{}
 
 	// Workload shapes (docs/tour.md, "Workloads"); see workloads.go.
-	PromptLengths    string        // --prompt-tokens as a distribution ("" = PromptTokens, fixed)
-	OutputLengths    string        // --output-tokens as a distribution ("" = OutputTokens, fixed)
-	DatasetFilter    string        // --dataset-filter min-prompt=N,...
-	DatasetMaxTokens int           // drop dataset entries whose prompt+output exceed it (0 = max_model_len)
-	Turns            int           // turns per conversation (0 or 1 = single requests)
-	ThinkTime        time.Duration // pause between a conversation's turns
-	Prefixes         int           // distinct shared prefixes (with SharedPrefixTokens)
-	PrefixMix        []float64     // how often each prefix is used (nil = equally)
-	Burstiness       float64       // gamma shape of open-loop inter-arrival times (0 or 1 = Poisson)
-	Replay           string        // JSONL trace to replay at its timestamps
-	ReplaySpeeds     []float64     // one level per time scale of the replay (default 1)
+	PromptLengths     string        // --prompt-tokens as a distribution ("" = PromptTokens, fixed)
+	OutputLengths     string        // --output-tokens as a distribution ("" = OutputTokens, fixed)
+	DatasetFilter     string        // --dataset-filter min-prompt=N,...
+	DatasetMaxTokens  int           // drop dataset entries whose prompt+output exceed it (0 = max_model_len)
+	Turns             int           // turns per conversation (0 or 1 = single requests)
+	ThinkTime         time.Duration // pause between a conversation's turns
+	Prefixes          int           // distinct shared prefixes (with SharedPrefixTokens)
+	PrefixMix         []float64     // how often each prefix is used (nil = equally)
+	Burstiness        float64       // gamma shape of open-loop inter-arrival times (0 or 1 = Poisson)
+	Replay            string        // JSONL trace to replay at its timestamps
+	ReplaySpeeds      []float64     // one level per time scale of the replay (default 1)
+	ReplayFormat      string        // "ceiling", "mooncake", "aiperf-single-turn"; "" tells from the file
+	ReplayBlockTokens int           // prompt tokens of one hashed block of a Mooncake trace (default 512)
 
 	MetricsURL     string // "" = the server's /metrics when it answers; "off" = none
 	ScrapeInterval time.Duration

@@ -46,7 +46,8 @@ type recorder struct {
 	// lastRows are the rows of the level just run, not yet sealed.
 	lastRows []trace.Row
 	// replay is the trace --replay sends (nil: none).
-	replay []replayEntry
+	replay       []replayEntry
+	replayFormat string // the replay's format, told from the file when not given
 	// minTokens: send min_tokens = max_tokens (--ignore-eos on a server that takes it).
 	minTokens bool
 
@@ -103,11 +104,11 @@ func Record(ctx context.Context, opts Options) (trace.RunInfo, error) {
 	r := &recorder{opts: opts}
 	started := time.Now().UTC()
 	if opts.Replay != "" {
-		es, err := loadReplay(opts.Replay)
+		es, format, err := loadReplay(opts.Replay, opts.ReplayFormat, opts.replayBlockTokens())
 		if err != nil {
 			return trace.RunInfo{}, err
 		}
-		r.replay = es
+		r.replay, r.replayFormat = es, format
 	}
 
 	// One recorder per output: the lock comes before --resume or --force looks at
@@ -285,6 +286,11 @@ func Record(ctx context.Context, opts Options) (trace.RunInfo, error) {
 		Levels:   []trace.LevelInfo{},
 		Workload: wl.Calibrated,
 		Config:   opts.Config,
+		// Which requests share which blocks of a Mooncake trace.
+		ReplayPrefix: replayPrefix(r.replay, r.replayFormat, opts.replayBlockTokens()),
+	}
+	if r.replay != nil {
+		r.info.Plan.ReplayFormat = r.replayFormat
 	}
 	if opts.RunID != "" {
 		r.info.RunID = opts.RunID

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/ceiling-llm/ceiling/engine"
 	"github.com/ceiling-llm/ceiling/record/internal/client"
@@ -103,6 +105,12 @@ func (o *Options) validateWorkload() error {
 		return errors.New("Options.Replay sends at the trace's timestamps: it excludes Options.Concurrency and Options.Rates")
 	case o.Replay != "" && (o.Dataset != "" || o.DurationPerLevel > 0 || o.Warmup > 0):
 		return errors.New("Options.Replay takes its requests from the trace: it excludes Options.Dataset, Options.DurationPerLevel and Options.Warmup")
+	case (o.ReplayFormat != "" || o.ReplayBlockTokens != 0) && o.Replay == "":
+		return errors.New("Options.ReplayFormat and Options.ReplayBlockTokens need Options.Replay FILE")
+	case o.ReplayFormat != "" && !slices.Contains(replayFormats, o.ReplayFormat):
+		return fmt.Errorf("Options.ReplayFormat %q: want one of %s", o.ReplayFormat, strings.Join(replayFormats, ", "))
+	case o.ReplayBlockTokens < 0:
+		return fmt.Errorf("Options.ReplayBlockTokens %d: want a positive token count", o.ReplayBlockTokens)
 	case len(o.ReplaySpeeds) > 0 && o.Replay == "":
 		return errors.New("Options.ReplaySpeeds needs Options.Replay FILE")
 	}
@@ -140,6 +148,14 @@ func (o *Options) syntheticConfig(replay []replayEntry) (workload.Config, error)
 		cfg.Prompt = workload.Lengths{Kind: "fixed", A: float64(replayMedianPrompt(replay))}
 	}
 	return cfg, nil
+}
+
+// replayBlockTokens is the prompt tokens of one hashed block of a replayed trace.
+func (o *Options) replayBlockTokens() int {
+	if o.ReplayBlockTokens > 0 {
+		return o.ReplayBlockTokens
+	}
+	return mooncakeBlockTokens
 }
 
 // planWorkload records the workload options in the plan.
@@ -191,6 +207,11 @@ func (r *recorder) request(id, idx int64) (client.Prompt, int) {
 		}
 		if e.prompt != "" {
 			return client.Prompt{Text: e.prompt}, mt
+		}
+		if len(e.hashIDs) > 0 {
+			// id − idx is the level's first id: each level is its own pass, so a
+			// level does not find the blocks of the level before it cached.
+			return r.workload.Blocks(uint64(id-idx), e.hashIDs, r.opts.replayBlockTokens(), e.promptTokens), mt
 		}
 		return r.workload.Sized(id, e.promptTokens), mt
 	}

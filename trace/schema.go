@@ -112,6 +112,32 @@ type RunInfo struct {
 	// --shard I/N) and on the run merged from the shards (ceiling merge); nil
 	// for a run recorded by one client.
 	Shard *ShardInfo `json:"shard,omitempty"`
+	// ReplayPrefix is the shared-block structure of a replayed trace whose
+	// requests name their prompt blocks (a Mooncake trace's hash_ids); nil
+	// otherwise and in traces recorded before it was added.
+	ReplayPrefix *ReplayPrefix `json:"replay_prefix,omitempty"`
+}
+
+// ReplayPrefix says which requests of a replayed trace share which prompt blocks.
+// Request i of a replay level (its i-th request sent, request_id − the level's
+// first request_id) is line i of the trace in time order.
+type ReplayPrefix struct {
+	Format      string `json:"format"`       // the trace's format, "mooncake"
+	BlockTokens int    `json:"block_tokens"` // prompt tokens a block id stands for
+	Requests    int    `json:"requests"`
+	// Blocks counts block references over all requests, UniqueBlocks distinct
+	// ids, SharedBlockRefs references to an id an earlier request already sent.
+	Blocks          int `json:"blocks"`
+	UniqueBlocks    int `json:"unique_blocks"`
+	SharedBlockRefs int `json:"shared_block_refs"`
+	// PrefixGroups counts distinct first blocks.
+	PrefixGroups int `json:"prefix_groups"`
+	// Group[i] is request i's prefix group: the first request with the same first
+	// block (-1: a request without blocks). SharedPrefixBlocks[i] counts request
+	// i's leading blocks an earlier request already sent (what a prefix cache
+	// that kept every block would serve).
+	Group              []int32 `json:"group"`
+	SharedPrefixBlocks []int32 `json:"shared_prefix_blocks"`
 }
 
 // ShardInfo says which part of a sharded sweep a trace holds (package shard
@@ -201,6 +227,9 @@ type Plan struct {
 	Burstiness       float64   `json:"burstiness,omitempty"` // gamma shape; absent = 1 (Poisson)
 	Replay           string    `json:"replay,omitempty"`     // the replayed trace's file name
 	ReplaySpeeds     []float64 `json:"replay_speeds,omitempty"`
+	// ReplayFormat is the replayed trace's format ("ceiling", "mooncake",
+	// "aiperf-single-turn"); absent before it was added (then "ceiling").
+	ReplayFormat string `json:"replay_format,omitempty"`
 	// Search is the --concurrency auto (or --rate auto) search's settings; absent
 	// for a fixed list of levels and in traces recorded before the search.
 	Search *SearchPlan `json:"search,omitempty"`

@@ -61,7 +61,7 @@ func writeWhatIf(b *strings.Builder, res *analyze.WhatIfResult, md bool) {
 	}
 	if len(res.Levels) > 0 {
 		b.WriteString("\n")
-		heading(b, md, 2, "Every level at the same concurrency: measured beside PREDICTED (95% interval)")
+		heading(b, md, 2, fmt.Sprintf("Every level at the same concurrency: measured beside PREDICTED (%.0f%% interval)", 100*res.Interval.Nominal))
 		t := &table{head: []string{"c", "out tok/s", "PREDICTED", "user tok/s", "PREDICTED", "TTFT p50 ms", "PREDICTED", "TPOT p50 ms", "PREDICTED", "PREDICTED out tok/s at the measured user speed"}}
 		var beyond []string
 		for _, l := range res.Levels {

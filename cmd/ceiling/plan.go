@@ -41,6 +41,7 @@ func runPlan(ctx context.Context, e env, args []string) int {
 	promptTokens := fs.Int("prompt-tokens", 1024, "prompt tokens per request of the workload")
 	outputTokens := fs.Int("output-tokens", 512, "output tokens per request of the workload")
 	compareShapes := fs.Bool("compare-shapes", false, "print every DP × TP shape of the same GPUs side by side (KV capacity, concurrency)")
+	hostKV := fs.Float64("host-kv-gib", 0, "host memory of a KV offload tier per serving engine (vLLM CPU offloading, LMCache, SGLang HiCache), GiB: the KV ceiling with and without it, as a prediction")
 	levelsFlag := fs.String("levels", "", "the sweep you intend, e.g. 1,2,4,...,1024: each level against the KV budget and the roofline (default: the proposed sweep)")
 	h := help{name: "plan", head: "Usage: ceiling plan --model-config config.json (--gpu NAME | --gpu-memory-gib N) [flags]\n\n" +
 		"Prints the KV-cache and memory budget of one GPU step by step and proposes sweep levels\n" +
@@ -61,6 +62,8 @@ func runPlan(ctx context.Context, e env, args []string) int {
 		return usageErr(fmt.Sprintf("--prompt-tokens must be from 1 to %d, got %d", int64(capacity.MaxContextTokens), *promptTokens))
 	case *outputTokens < 1 || int64(*outputTokens) > capacity.MaxContextTokens:
 		return usageErr(fmt.Sprintf("--output-tokens must be from 1 to %d, got %d", int64(capacity.MaxContextTokens), *outputTokens))
+	case *hostKV < 0 || math.IsNaN(*hostKV) || math.IsInf(*hostKV, 0) || *hostKV > maxHostKVGiB:
+		return usageErr(fmt.Sprintf("--host-kv-gib must be from 0 to %d GiB, got %g", maxHostKVGiB, *hostKV))
 	}
 	if err := cf.check(); err != nil {
 		return usageErr(err.Error())
@@ -94,6 +97,9 @@ func runPlan(ctx context.Context, e env, args []string) int {
 	}
 	writePlan(e.stdout, p, cf.modelConfig, mml, *promptTokens, *outputTokens)
 	writeMaxModelLenAlarm(e.stdout, p, mml)
+	if *hostKV > 0 {
+		writeHostTier(e.stdout, p, *hostKV, *promptTokens, *outputTokens)
+	}
 	if *compareShapes {
 		writeCompareShapes(e.stdout, p, mml, *promptTokens+*outputTokens)
 	}

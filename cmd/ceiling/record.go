@@ -77,6 +77,8 @@ func runRecord(ctx context.Context, e env, args []string) int {
 	prefixMix := fs.String("prefix-mix", "", "how often each prefix is used, e.g. 0.7,0.2,0.1 (default: equally)")
 	burstiness := fs.Float64("burstiness", 1, "gamma shape of --rate inter-arrival times: 1 = Poisson, below 1 burstier, above 1 more regular")
 	replay := fs.String("replay", "", `JSONL trace to replay at its timestamps: {"timestamp": s, "prompt_tokens": N (or "prompt"), "output_tokens": N} (instead of --concurrency/--rate)`)
+	replayFormat := fs.String("replay-format", "", "format of --replay: ceiling, mooncake (timestamp ms, input_length, output_length, hash_ids) or aiperf-single-turn (default: told from the first line)")
+	replayBlock := fs.Int("replay-block-tokens", 0, "prompt tokens one hash id of a --replay mooncake trace stands for (default 512, as Mooncake's traces)")
 	replaySpeed := fs.String("replay-speed", "", "time scales of --replay, one level each, e.g. 1,2,4 (2 = twice as fast; default 1)")
 	shared := fs.Int("shared-prefix-tokens", 0, "tokens of common prefix in every synthetic prompt (default: none, each prompt unique)")
 	ignoreEOS := fs.Bool("ignore-eos", false, "send ignore_eos: true so output lengths are exact on servers that honour it")
@@ -166,6 +168,8 @@ func runRecord(ctx context.Context, e env, args []string) int {
 		Prefixes:           *prefixes,
 		Burstiness:         *burstiness,
 		Replay:             *replay,
+		ReplayFormat:       *replayFormat,
+		ReplayBlockTokens:  *replayBlock,
 		SharedPrefixTokens: *shared,
 		IgnoreEOS:          *ignoreEOS,
 		Timeout:            *timeout,

@@ -45,6 +45,8 @@ func recordFlagNames() map[string]string {
 		"Options.PrefixMix":          "--prefix-mix",
 		"Options.Prefixes":           "--prefixes",
 		"Options.ReplaySpeeds":       "--replay-speed",
+		"Options.ReplayFormat":       "--replay-format",
+		"Options.ReplayBlockTokens":  "--replay-block-tokens",
 		"Options.ThinkTime":          "--think-time",
 		"Options.APIKey":             "an environment variable named by --api-key-env",
 		"Options.ProbeTimeout":       "--probe-timeout",

@@ -18,7 +18,7 @@ func TestWhatIf(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	for _, want := range []string{"PREDICTED", "measured", "--to-kv-dtype fp8, --to-prompt-tokens 8000", "basis: ", "Every level at the same concurrency", "intervals: "} {
+	for _, want := range []string{"PREDICTED", "measured", "--to-kv-dtype fp8, --to-prompt-tokens 8000", "basis: ", "Every level at the same concurrency: measured beside PREDICTED (80% interval)", "intervals: "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("whatif output lacks %q:\n%s", want, out)
 		}
@@ -64,7 +64,7 @@ func TestWhatIfJSONLevels(t *testing.T) {
 		t.Fatalf("doc %+v", doc)
 	}
 	res := doc.WhatIf[0]
-	if !res.Predicted || res.Change != "--to-prompt-tokens 8000" || res.IntervalMethod == "" || len(res.Levels) != 9 {
+	if !res.Predicted || res.Change != "--to-prompt-tokens 8000" || res.IntervalMethod == "" || res.Interval.Kind != "lengths" || len(res.Levels) != 9 {
 		t.Fatalf("result %+v", res)
 	}
 	predicted := 0
@@ -83,8 +83,9 @@ func TestWhatIfJSONLevels(t *testing.T) {
 		if !(o.Low <= o.Value && o.Value <= o.High) {
 			t.Errorf("c=%g: interval %+v does not hold its value", l.Concurrency, o)
 		}
-		// 8000-token prompts against 938 measured: more prefill and KV per token.
-		if o.High >= l.Measured.OutputTokS || l.TTFT.Value <= *l.Measured.TTFT {
+		// 8000-token prompts against 938 measured: more prefill and KV per token (the
+		// value falls; the interval, calibrated on public errors, may reach above).
+		if o.Value >= l.Measured.OutputTokS || l.TTFT.Value <= *l.Measured.TTFT {
 			t.Errorf("c=%g: predicted %+v tok/s, TTFT %+v against measured %g tok/s, TTFT %g: longer prompts raised a figure",
 				l.Concurrency, o, l.TTFT, l.Measured.OutputTokS, *l.Measured.TTFT)
 		}

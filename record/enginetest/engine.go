@@ -100,6 +100,11 @@ type Config struct {
 	// Slots is max_num_seqs (vLLM, default 256), max_running_requests (SGLang) or
 	// the slot count (llama.cpp, default 1), and TTFT and TokenGap are unused.
 	Scheduler string
+	// HostKVTokens gives the vLLM scheduler a CPU KV offload tier of that many
+	// tokens, as vLLM's OffloadingConnector (kvsim_offload.go): a preempted
+	// request's KV is stored there and loaded back when it resumes, and /metrics
+	// adds the connector's series. 0 = none.
+	HostKVTokens int
 	// StepTime and TokenTime make a step scheduler's step last StepTime plus
 	// TokenTime per token it computes (defaults 2ms, 10µs and 1µs of WaitingTime
 	// when all three are 0).
@@ -279,6 +284,9 @@ func Start(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("config Kind %q: want \"vllm\", \"llamacpp\", \"sglang\" or \"\"", cfg.Kind)
 	}
 	if err := checkScheduler(&cfg); err != nil {
+		return nil, err
+	}
+	if err := checkOffload(&cfg); err != nil {
 		return nil, err
 	}
 	if cfg.TTFT < 0 || cfg.TokenGap < 0 || cfg.Slots < 0 || cfg.KVTokens < 0 || cfg.MaxModelLen < 0 || cfg.ReasoningTokens < 0 {

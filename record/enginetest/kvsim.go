@@ -67,7 +67,11 @@ type kvSim interface {
 func newKVSim(cfg *Config) kvSim {
 	switch cfg.Scheduler {
 	case SchedulerVLLM:
-		return newVLLMSim(cfg.KVTokens, cfg.Slots, cfg.MaxBatchedTokens, cfg.Watermark)
+		v := newVLLMSim(cfg.KVTokens, cfg.Slots, cfg.MaxBatchedTokens, cfg.Watermark)
+		if cfg.HostKVTokens > 0 {
+			return newOffloadSim(v, cfg.HostKVTokens) // kvsim_offload.go
+		}
+		return v
 	case SchedulerSGLang:
 		return newSGLangSim(cfg.KVTokens, cfg.Slots, cfg.MaxBatchedTokens)
 	case SchedulerLlamaUnified, SchedulerLlamaSlots:

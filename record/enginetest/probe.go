@@ -175,6 +175,7 @@ func (s *Server) writeVLLMEngines(b *strings.Builder, model string) {
 		func(_ int, l *simLoop, _ simState) float64 { return float64(l.promptTokens.Load()) })
 	family("vllm:generation_tokens_total", "counter", "Number of generation tokens processed.",
 		func(_ int, l *simLoop, _ simState) float64 { return float64(l.genTokens.Load()) })
+	s.writeVLLMOffload(b, labels)
 	success := strings.Replace(labels(0), `model_name=`, `finished_reason="length",model_name=`, 1)
 	fmt.Fprintf(b, "# HELP vllm:request_success_total Count of successfully processed requests.\n# TYPE vllm:request_success_total counter\n")
 	fmt.Fprintf(b, "vllm:request_success_total{%s} %d\n", success, s.requestsOK.Load())

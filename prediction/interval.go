@@ -1,0 +1,195 @@
+package prediction
+
+import (
+	"fmt"
+	"math"
+	"sort"
+)
+
+// The intervals of ceiling's own predictions (whatif, plan's throughput): a
+// predicted figure v carries the interval [v·e^−q, v·e^q], where q is the
+// split-conformal quantile, at the nominal coverage, of the absolute log errors
+// |ln(predicted ÷ measured)| of held-out predictions of public measurements of the
+// same kind of change (docs/validation.md; docs/predictions.md says why). The
+// quantiles are data: calibration_table.go is written by
+// `go test ./analyze -run TestValidation -update` from analyze/testdata/validation.
+
+// ChangeKind is the kind of change a prediction carries a measurement across. A
+// prediction across several changes takes the widest of their intervals.
+type ChangeKind string
+
+// The kinds of change, from the narrowest (usually) to the widest.
+const (
+	ChangeConcurrency ChangeKind = "concurrency"        // another concurrency, same deployment
+	ChangeLengths     ChangeKind = "lengths"            // other request lengths, same deployment
+	ChangeEngine      ChangeKind = "engine"             // another serving engine, same GPU, precision and shape
+	ChangePrecision   ChangeKind = "precision-or-shape" // another weight or KV precision or parallel shape, same GPU
+	ChangeGPU         ChangeKind = "gpu"                // another GPU
+)
+
+// ChangeKinds lists every kind in the order of the constants.
+func ChangeKinds() []ChangeKind {
+	return []ChangeKind{ChangeConcurrency, ChangeLengths, ChangeEngine, ChangePrecision, ChangeGPU}
+}
+
+// Describe names the kind in words.
+func (k ChangeKind) Describe() string {
+	switch k {
+	case ChangeConcurrency:
+		return "another concurrency"
+	case ChangeLengths:
+		return "other request lengths"
+	case ChangeEngine:
+		return "another engine"
+	case ChangePrecision:
+		return "another precision or shape"
+	case ChangeGPU:
+		return "another GPU"
+	}
+	return string(k)
+}
+
+// NominalCoverage is the share of held-out measurements an interval is calibrated
+// to hold.
+const NominalCoverage = 0.8
+
+// MinCalibrationErrors is the fewest held-out errors a kind needs for its
+// conformal quantile; with fewer (or too few deployments, see Conformal) the
+// interval is the widest error seen × 1.5 (UncalibratedWidening), and says so.
+const MinCalibrationErrors = 8
+
+// UncalibratedWidening widens the largest observed log error of a kind with too
+// few held-out errors to calibrate.
+const UncalibratedWidening = 1.5
+
+// fallbackLogHalfWidth is the interval of a kind without a single held-out error:
+// a factor of 3 either way (e^1.1), wide on purpose.
+const fallbackLogHalfWidth = 1.1
+
+// Calibration is the interval of one kind of change.
+type Calibration struct {
+	Kind ChangeKind `json:"kind"`
+	// Nominal is the coverage the interval is calibrated for (0.8).
+	Nominal float64 `json:"nominal_coverage"`
+	// Errors is how many held-out errors the quantile came from, over Deployments
+	// measured deployments.
+	Errors      int `json:"held_out_errors"`
+	Deployments int `json:"deployments"`
+	// LogHalfWidth is q: the interval of a prediction v is [v·e^−q, v·e^q].
+	LogHalfWidth float64 `json:"log_half_width"`
+	// Calibrated is false where the kind had fewer than MinCalibrationErrors held-out
+	// errors: the interval is then the widest error seen × UncalibratedWidening.
+	Calibrated bool `json:"calibrated"`
+	// PerUser is the interval of the per-user speed (and so TPOT), calibrated the
+	// same way on the per-user errors; nil where none was (the throughput's then).
+	PerUser *Calibration `json:"per_user,omitempty"`
+}
+
+// User is the calibration of the per-user speed: PerUser, else c itself.
+func (c Calibration) User() Calibration {
+	if c.PerUser != nil {
+		return *c.PerUser
+	}
+	return c
+}
+
+// Bounds is the interval around v.
+func (c Calibration) Bounds(v float64) (low, high float64) {
+	return v * math.Exp(-c.LogHalfWidth), v * math.Exp(c.LogHalfWidth)
+}
+
+// String states the interval as a user reads it.
+func (c Calibration) String() string {
+	lo, hi := c.Bounds(1)
+	s := fmt.Sprintf("%.0f%% interval for %s: predicted ×%.2f to ×%.2f, ", c.Nominal*100, c.Kind.Describe(), lo, hi)
+	if !c.Calibrated {
+		return s + fmt.Sprintf("NOT calibrated: only %d held-out errors over %d public deployments, too few, so the widest seen × %.1f (docs/validation.md)",
+			c.Errors, c.Deployments, UncalibratedWidening)
+	}
+	return s + fmt.Sprintf("split-conformal from %d held-out errors over %d public deployments (docs/validation.md)", c.Errors, c.Deployments)
+}
+
+// HeldOutError is one held-out prediction's absolute log error and the measured
+// deployment it predicted.
+type HeldOutError struct {
+	AbsLog     float64
+	Deployment string
+}
+
+// Conformal is the interval of a kind from its held-out absolute log errors, split
+// conformal prediction (Vovk et al. 2005; Lei et al., "Distribution-free predictive
+// inference for regression", JASA 2018) over deployments: errors of one deployment
+// are alike (its kernels, its engine), so the exchangeable unit is the deployment,
+// and each deployment's errors carry a total weight of 1 whatever their number. q is
+// the smallest error whose weighted share of errors at or below it reaches
+// nominal × (G+1)/G over G deployments (the weighted form of the ⌈(n+1)·nominal⌉-th
+// smallest): a new deployment's error falls below it with probability ≥ nominal.
+// With fewer than MinCalibrationErrors errors, or too few deployments for that
+// share to be reached (fewer than 5 at 80%), the interval is the largest error ×
+// UncalibratedWidening, marked not calibrated.
+func Conformal(kind ChangeKind, errs []HeldOutError, nominal float64) Calibration {
+	per := map[string]int{}
+	for _, e := range errs {
+		per[e.Deployment]++
+	}
+	c := Calibration{Kind: kind, Nominal: nominal, Errors: len(errs), Deployments: len(per)}
+	if len(errs) == 0 {
+		c.LogHalfWidth = fallbackLogHalfWidth
+		return c
+	}
+	s := append([]HeldOutError(nil), errs...)
+	sort.Slice(s, func(i, j int) bool { return s[i].AbsLog < s[j].AbsLog })
+	g := float64(len(per))
+	need := nominal * (g + 1) / g
+	if len(s) < MinCalibrationErrors || need >= 1-1e-12 { // the largest error itself would be the quantile
+		c.LogHalfWidth = math.Max(s[len(s)-1].AbsLog*UncalibratedWidening, 0.1)
+		return c
+	}
+	cum := 0.0
+	for _, e := range s {
+		cum += 1 / (g * float64(per[e.Deployment]))
+		if cum >= need-1e-12 {
+			c.LogHalfWidth, c.Calibrated = e.AbsLog, true
+			return c
+		}
+	}
+	c.LogHalfWidth, c.Calibrated = s[len(s)-1].AbsLog, true
+	return c
+}
+
+// IntervalFor is the stored calibration of the widest of the kinds given (a
+// prediction across several changes is no surer than across its least certain
+// one). No kind: the concurrency kind's.
+func IntervalFor(kinds ...ChangeKind) Calibration {
+	if len(kinds) == 0 {
+		kinds = []ChangeKind{ChangeConcurrency}
+	}
+	var out Calibration
+	found := false
+	for _, k := range kinds {
+		c := Calibration{Kind: k, Nominal: NominalCoverage, LogHalfWidth: fallbackLogHalfWidth}
+		for _, t := range calibrationTable() {
+			if t.Kind == k {
+				c = t
+			}
+		}
+		if !found || c.LogHalfWidth > out.LogHalfWidth {
+			out, found = c, true
+		}
+	}
+	return out
+}
+
+// StoredCalibrations is the table whatif uses, one row per kind that has one.
+func StoredCalibrations() []Calibration { return calibrationTable() }
+
+// VendorEfficiency is the factor on the share of the roofline when a prediction
+// carries a measurement from a GPU of vendor from to one of vendor to ("amd",
+// "nvidia"): the share reached differs by vendor (kernels, attention backends and
+// engines of ROCm and CUDA), fitted on the public errors that cross vendors and
+// validated leave-one-deployment-out (docs/validation.md). 1 for the same vendor or
+// one without data.
+func VendorEfficiency(from, to string) float64 {
+	off := vendorOffsetTable()
+	return math.Exp(off[to] - off[from])
+}

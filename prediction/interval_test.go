@@ -1,0 +1,85 @@
+package prediction
+
+import (
+	"math"
+	"strings"
+	"testing"
+)
+
+// errsOf gives each error its own deployment, or every error one of d deployments
+// in turn.
+func errsOf(abs []float64, deployments int) []HeldOutError {
+	out := make([]HeldOutError, len(abs))
+	for i, a := range abs {
+		out[i] = HeldOutError{AbsLog: a, Deployment: string(rune('a' + i%deployments))}
+	}
+	return out
+}
+
+// Split conformal over deployments: with one error per deployment, the
+// ⌈(n+1)·0.8⌉-th smallest; a deployment with many errors weighs no more than one
+// with few; too few errors or deployments give the widest × 1.5, marked not
+// calibrated; none gives the wide fallback.
+func TestConformal(t *testing.T) {
+	errs := []float64{0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0} // n = 10: rank ⌈8.8⌉ = 9
+	for _, c := range []struct {
+		name       string
+		errs       []HeldOutError
+		want       float64
+		calibrated bool
+	}{
+		{"ten deployments", errsOf(errs, 10), 0.9, true},
+		{"unordered", errsOf([]float64{1.0, 0.1, 0.9, 0.2, 0.8, 0.3, 0.7, 0.4, 0.6, 0.5}, 10), 0.9, true},
+		{"seven errors", errsOf(errs[:7], 7), 0.7 * UncalibratedWidening, false},
+		{"eight errors: rank 8 of 8", errsOf(errs[:8], 8), 0.8, true},
+		{"ten errors of four deployments: 0.8 × 5/4 ≥ 1", errsOf(errs, 4), 1.0 * UncalibratedWidening, false},
+		// Deployment a has nine small errors, b-e one large each: a weighs 1/5, so
+		// the quantile reaches into the large ones (weighted share 0.96 needed).
+		{"one deployment's many errors weigh as one", append(errsOf([]float64{.1, .1, .1, .1, .1, .1, .1, .1, .1}, 1),
+			HeldOutError{1, "b"}, HeldOutError{2, "c"}, HeldOutError{3, "d"}, HeldOutError{4, "e"}), 4, true},
+		{"none", nil, fallbackLogHalfWidth, false},
+	} {
+		got := Conformal(ChangeGPU, c.errs, NominalCoverage)
+		if math.Abs(got.LogHalfWidth-c.want) > 1e-12 || got.Calibrated != c.calibrated || got.Errors != len(c.errs) {
+			t.Errorf("%s: %+v, want half-width %g calibrated %t", c.name, got, c.want, c.calibrated)
+		}
+	}
+	// A new error drawn from the same errors is covered about as often as claimed.
+	many := make([]float64, 99)
+	for i := range many {
+		many[i] = float64(i + 1)
+	}
+	q := Conformal(ChangeGPU, errsOf(many, 99), NominalCoverage).LogHalfWidth
+	covered := 0
+	for _, e := range many {
+		if e <= q {
+			covered++
+		}
+	}
+	if share := float64(covered) / float64(len(many)); share < 0.8 || share > 0.82 {
+		t.Errorf("coverage of its own errors %.3f, want 0.80-0.82", share)
+	}
+}
+
+// The stored table has one row per kind with data; a prediction across several
+// kinds takes the widest; the text says when a kind is not calibrated.
+func TestIntervalFor(t *testing.T) {
+	widest := 0.0
+	for _, k := range ChangeKinds() {
+		c := IntervalFor(k)
+		if c.Kind != k || c.LogHalfWidth <= 0 || c.Nominal != NominalCoverage {
+			t.Errorf("%s: %+v", k, c)
+		}
+		widest = math.Max(widest, c.LogHalfWidth)
+	}
+	if got := IntervalFor(ChangeKinds()...); got.LogHalfWidth != widest {
+		t.Errorf("all kinds: %+v, want the widest %g", got, widest)
+	}
+	lo, hi := Calibration{LogHalfWidth: math.Log(2)}.Bounds(100)
+	if math.Abs(lo-50) > 1e-9 || math.Abs(hi-200) > 1e-9 {
+		t.Errorf("bounds of 100 at ×2: %g, %g", lo, hi)
+	}
+	if s := (Calibration{Kind: ChangeEngine, Nominal: 0.8, Errors: 3, LogHalfWidth: 1}).String(); !strings.Contains(s, "NOT calibrated") {
+		t.Errorf("uncalibrated text: %s", s)
+	}
+}

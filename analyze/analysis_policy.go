@@ -269,3 +269,74 @@ type PrefixHitCheck struct {
 	// or why not, prefix groups primed).
 	Prepared string `json:"prepared,omitempty"`
 }
+
+// SummaryPointsBasis says that a what-if's measured baseline is a file of summary
+// points (published levels), not a recorded run.
+type SummaryPointsBasis struct {
+	Tool   string   `json:"tool"`
+	Files  []string `json:"files"`
+	Points int      `json:"points"`
+	// Derived names the figures worked out from others (per-user speed from
+	// TPOT, the decode batch from throughput ÷ per-user speed).
+	Derived []string `json:"derived,omitempty"`
+}
+
+// PredictionCheck is one planner prediction beside one measured run.
+type PredictionCheck struct {
+	// Predicted is always true: these are a planner's figures, not measurements.
+	Predicted    bool    `json:"predicted"`
+	Tool         string  `json:"tool"`
+	Planner      string  `json:"planner"`
+	Source       string  `json:"source"`
+	Model        string  `json:"model"`
+	GPU          string  `json:"gpu"`
+	PromptTokens float64 `json:"prompt_tokens"`
+	OutputTokens float64 `json:"output_tokens"`
+	MeasuredRun  string  `json:"measured_run"`
+	// MeasuredGPUs is the GPU count the measured per-GPU figures divide by, and
+	// GPUsBasis where it came from ("--gpus", "the planner's").
+	MeasuredGPUs int          `json:"measured_gpus"`
+	GPUsBasis    string       `json:"gpus_basis"`
+	Points       []PointCheck `json:"points"`
+	// Flags are the points the measured deployment could not serve as predicted.
+	Flags []string `json:"flags"`
+	Notes []string `json:"notes"`
+	// Mismatch names the planner's model or GPU beside the run's where they
+	// differ: the figures are then compared only with this warning ("" = the same
+	// deployment, or one side does not say).
+	Mismatch string `json:"mismatch,omitempty"`
+	// MedianAbsErrPct is the median absolute error of the predicted output tok/s
+	// per GPU over the points measured; null when none was.
+	MedianAbsErrPct *float64 `json:"median_abs_err_pct"`
+}
+
+// PointCheck is one predicted point, the measured figures at its concurrency and
+// the prediction's error: (predicted − measured) ÷ measured, in percent.
+type PointCheck struct {
+	Label       string  `json:"label"`
+	Concurrency float64 `json:"concurrency"`
+	Config      string  `json:"config"`
+	Predicted   Figures `json:"predicted"`
+	Measured    Figures `json:"measured"`
+	// MeasuredAt says where the measured figures come from: a level, an
+	// interpolation between two, or why there are none.
+	MeasuredAt string  `json:"measured_at"`
+	ErrPct     Figures `json:"err_pct"`
+	// KVHolds is how many requests of the prediction's length the measured
+	// deployment's KV cache holds (null when unknown); BeyondKV and
+	// BeyondCeiling flag a predicted concurrency above it or above the measured
+	// realistic ceiling.
+	KVHolds       *float64 `json:"kv_holds"`
+	BeyondKV      bool     `json:"beyond_kv"`
+	BeyondCeiling bool     `json:"beyond_ceiling"`
+}
+
+// Figures are the compared quantities of one point (null where unknown): output
+// tokens per second per GPU, per-user tokens per second, median TTFT and TPOT in
+// seconds.
+type Figures struct {
+	OutputTokSPerGPU *float64 `json:"output_tok_s_per_gpu"`
+	PerUserTokS      *float64 `json:"per_user_tok_s"`
+	TTFT             *float64 `json:"ttft_s"`
+	TPOT             *float64 `json:"tpot_s"`
+}

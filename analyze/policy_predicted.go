@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/ceiling-llm/ceiling/capacity"
 	"github.com/ceiling-llm/ceiling/prediction"
 )
 
@@ -14,62 +15,6 @@ import (
 // figure and a flag on every point the measured deployment could not have served
 // as predicted: beyond what its KV cache holds, or beyond its measured realistic
 // ceiling. A prediction is never mixed into the measured run's figures.
-
-// PredictionCheck is one planner prediction beside one measured run.
-type PredictionCheck struct {
-	// Predicted is always true: these are a planner's figures, not measurements.
-	Predicted    bool    `json:"predicted"`
-	Tool         string  `json:"tool"`
-	Planner      string  `json:"planner"`
-	Source       string  `json:"source"`
-	Model        string  `json:"model"`
-	GPU          string  `json:"gpu"`
-	PromptTokens float64 `json:"prompt_tokens"`
-	OutputTokens float64 `json:"output_tokens"`
-	MeasuredRun  string  `json:"measured_run"`
-	// MeasuredGPUs is the GPU count the measured per-GPU figures divide by, and
-	// GPUsBasis where it came from ("--gpus", "the planner's").
-	MeasuredGPUs int          `json:"measured_gpus"`
-	GPUsBasis    string       `json:"gpus_basis"`
-	Points       []PointCheck `json:"points"`
-	// Flags are the points the measured deployment could not serve as predicted.
-	Flags []string `json:"flags"`
-	Notes []string `json:"notes"`
-	// MedianAbsErrPct is the median absolute error of the predicted output tok/s
-	// per GPU over the points measured; null when none was.
-	MedianAbsErrPct *float64 `json:"median_abs_err_pct"`
-}
-
-// PointCheck is one predicted point, the measured figures at its concurrency and
-// the prediction's error: (predicted − measured) ÷ measured, in percent.
-type PointCheck struct {
-	Label       string  `json:"label"`
-	Concurrency float64 `json:"concurrency"`
-	Config      string  `json:"config"`
-	Predicted   Figures `json:"predicted"`
-	Measured    Figures `json:"measured"`
-	// MeasuredAt says where the measured figures come from: a level, an
-	// interpolation between two, or why there are none.
-	MeasuredAt string  `json:"measured_at"`
-	ErrPct     Figures `json:"err_pct"`
-	// KVHolds is how many requests of the prediction's length the measured
-	// deployment's KV cache holds (null when unknown); BeyondKV and
-	// BeyondCeiling flag a predicted concurrency above it or above the measured
-	// realistic ceiling.
-	KVHolds       *float64 `json:"kv_holds"`
-	BeyondKV      bool     `json:"beyond_kv"`
-	BeyondCeiling bool     `json:"beyond_ceiling"`
-}
-
-// Figures are the compared quantities of one point (null where unknown): output
-// tokens per second per GPU, per-user tokens per second, median TTFT and TPOT in
-// seconds.
-type Figures struct {
-	OutputTokSPerGPU *float64 `json:"output_tok_s_per_gpu"`
-	PerUserTokS      *float64 `json:"per_user_tok_s"`
-	TTFT             *float64 `json:"ttft_s"`
-	TPOT             *float64 `json:"tpot_s"`
-}
 
 // measuredPoint is one concurrency of the measured curve (repeats averaged).
 type measuredPoint struct {
@@ -89,12 +34,20 @@ func ComparePrediction(r *Run, opt Options, p *prediction.Prediction) *Predictio
 	if len(p.Files) > 0 {
 		pc.Source = p.Files[0]
 	}
+	pc.Mismatch = predictionMismatch(r, opt, p)
+	if pc.Mismatch != "" {
+		pc.Notes = append(pc.Notes, "WARNING: "+pc.Mismatch)
+	}
 	gpus := 0
 	switch {
 	case opt.GPUs > 0 || opt.TP > 0:
 		gpus, pc.GPUsBasis = opt.Shape().GPUs(), "--gpus of the measured run"
-	case p.GPUs > 0:
+	case p.GPUs > 0 && pc.Mismatch == "":
 		gpus, pc.GPUsBasis = p.GPUs, "the planner's GPU count (the measured run was given no --gpus)"
+		pc.Notes = append(pc.Notes, fmt.Sprintf("the measured run's per-GPU figures divide it by the planner's %d GPUs: the run was given no GPU count (give it with the deployment)", p.GPUs))
+	case p.GPUs > 0:
+		gpus, pc.GPUsBasis = 1, fmt.Sprintf("one GPU: the run was given no GPU count, and the planner's %d GPUs are another deployment's", p.GPUs)
+		pc.Notes = append(pc.Notes, "the measured run's per-GPU figures are its whole throughput (one GPU assumed): the planner's GPU count is another deployment's; give the run's with the deployment")
 	default:
 		gpus, pc.GPUsBasis = 1, "one GPU (neither the measured run nor the planner gives a GPU count)"
 	}
@@ -312,3 +265,43 @@ func num(v float64) string {
 
 // pf points at a copy of v.
 func pf(v float64) *float64 { return &v }
+
+// predictionMismatch names the planner's model and GPU beside the run's where
+// either differs; "" where they agree or a side does not say.
+func predictionMismatch(r *Run, opt Options, p *prediction.Prediction) string {
+	var diffs []string
+	if p.Model != "" && r.Model != "" && !sameModel(p.Model, r.Model) {
+		diffs = append(diffs, fmt.Sprintf("model %q, the run's %q", p.Model, r.Model))
+	}
+	if p.GPU != "" && opt.GPU != "" && !sameGPU(p.GPU, opt.GPU) {
+		diffs = append(diffs, fmt.Sprintf("GPU %q, the run's %q", p.GPU, opt.GPU))
+	}
+	if len(diffs) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("the planner predicted another deployment (%s): its figures are not a prediction of this run, and are compared only as another deployment's", strings.Join(diffs, "; "))
+}
+
+// sameGPU compares GPU names through the catalog where both are in it, else by
+// their letters and digits without a form factor ("b200_sxm" is "B200").
+func sameGPU(a, b string) bool {
+	ga, ea := capacity.LookupGPU(a)
+	gb, eb := capacity.LookupGPU(b)
+	if ea == nil && eb == nil {
+		return ga.Name == gb.Name
+	}
+	family := func(s string) string {
+		var out []rune
+		for _, c := range strings.ToLower(s) {
+			if (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') {
+				out = append(out, c)
+			}
+		}
+		f := string(out)
+		for _, suffix := range []string{"sxm5", "sxm4", "sxm", "pcie", "nvl"} {
+			f = strings.TrimSuffix(f, suffix)
+		}
+		return f
+	}
+	return family(a) == family(b)
+}

@@ -71,6 +71,10 @@ type WhatIfRow struct {
 	// OutputTokSInterval is OutputTokS with its calibrated interval (predicted rows).
 	OutputTokSInterval *Range `json:"output_tok_s_interval,omitempty"`
 	Basis              string `json:"basis"` // how the prediction was made
+	// OutputTokSAt is the concurrency OutputTokS is at; Extrapolation says how far
+	// a predicted one lies past every valid measured level (policy_whatifprovenance.go).
+	OutputTokSAt  *float64 `json:"output_tok_s_at_concurrency"`
+	Extrapolation string   `json:"extrapolation,omitempty"`
 }
 
 // WhatIfResult is the what-if of one run: the ceiling rows (measured and predicted)
@@ -91,12 +95,18 @@ type WhatIfResult struct {
 	// the nominal coverage and the held-out errors it came from.
 	Interval prediction.Calibration `json:"interval"`
 	Notes    []string               `json:"notes"`
+	// SummaryPoints is set where the measured baseline is published summary points
+	// (policy_whatifsummary.go), not a recorded run.
+	SummaryPoints *SummaryPointsBasis `json:"built_from_summary_points,omitempty"`
 }
 
 // WhatIf predicts the run under change: the ceiling beside the measured one, and
 // every measured level. opt is what the run was analyzed with (it needs the model
 // config and a catalog GPU).
 func WhatIf(r *Run, opt Options, change WhatIfChange) (*WhatIfResult, error) {
+	if opt.ModelConfig == "" {
+		return whatIfDeclared(r, opt, change) // KV-only, from the server's figure (policy_whatifdeclared.go)
+	}
 	rows, curve, err := whatIf(r, opt, change)
 	if err != nil {
 		return nil, err
@@ -119,6 +129,7 @@ func WhatIf(r *Run, opt Options, change WhatIfChange) (*WhatIfResult, error) {
 		m.Interval = interval
 		res.Levels = PredictCurve(m)
 	}
+	markProvenance(res, r)
 	return res, nil
 }
 

@@ -104,6 +104,10 @@ type LevelPrediction struct {
 	// predicted curve does not reach that speed.
 	AtMeasuredSpeed *float64 `json:"output_tok_s_at_measured_speed"`
 	Beyond          string   `json:"beyond_model,omitempty"`
+	// Invalid is set where the measured level itself is invalid (Beyond says
+	// why): labelled "invalid", not "beyond model", which is for levels past
+	// what the changed KV cache holds.
+	Invalid bool `json:"invalid,omitempty"`
 	// TTFTBeyond says why TTFT is not predicted at a level whose others are: its
 	// measured TTFT is mostly queueing, which the model does not carry over.
 	TTFTBeyond string `json:"ttft_beyond_model,omitempty"`
@@ -151,6 +155,7 @@ func PredictCurve(m CurveModel) []LevelPrediction {
 		}
 		switch {
 		case !p.Valid:
+			lp.Invalid = true
 			lp.Beyond = "the measured level is invalid: no share of the roofline to carry over"
 		case math.IsNaN(shares[i]):
 			lp.Beyond = "the measured level has no decode batch or throughput"

@@ -25,7 +25,10 @@ type BudgetInput struct {
 	MemoryGiB   float64 // overrides the catalog's memory per GPU when > 0
 	Utilization float64 // 0 = DefaultUtilization
 	WeightsGiB  float64 // weights per GPU; 0 = estimate from the config
-	ReserveGiB  float64 // < 0 = DefaultReserveGiB
+	ReserveGiB  float64 // < 0 = DefaultReserveGiB; ignored where Reserve is set
+	// Reserve, when set, models the reserve from the engine and its batch limits
+	// (EngineReserve) instead of the flat ReserveGiB.
+	Reserve *ReserveInput
 	// GPUs is the GPUs in the deployment; TP, DP, PP and EP its shape (see Shape, whose
 	// method applies the defaults: TP 0 is one engine over every GPU, GPUs 0 one engine).
 	GPUs, TP, DP, PP int
@@ -90,14 +93,17 @@ type Budget struct {
 	PP   int    `json:"pp"`
 	EP   bool   `json:"ep"`
 	// KVCaches is the independent KV caches of the deployment (DP ranks × replicas).
-	KVCaches      int     `json:"kv_caches"`
-	MemoryBytes   int64   `json:"memory_bytes"`
-	Utilization   float64 `json:"utilization"`
-	WeightsBytes  int64   `json:"weights_bytes"`
-	ReserveBytes  int64   `json:"reserve_bytes"`
-	KVBudgetBytes int64   `json:"kv_budget_bytes"`
-	UnusableBytes int64   `json:"unusable_bytes"` // memory × (1 − utilization)
-	KVDtype       string  `json:"kv_dtype"`
+	KVCaches     int     `json:"kv_caches"`
+	MemoryBytes  int64   `json:"memory_bytes"`
+	Utilization  float64 `json:"utilization"`
+	WeightsBytes int64   `json:"weights_bytes"`
+	ReserveBytes int64   `json:"reserve_bytes"`
+	// ReserveModel is the modelled reserve by part where the reserve was modelled
+	// (BudgetInput.Reserve); null where it is the flat figure given.
+	ReserveModel  *ReserveEstimate `json:"reserve_model,omitempty"`
+	KVBudgetBytes int64            `json:"kv_budget_bytes"`
+	UnusableBytes int64            `json:"unusable_bytes"` // memory × (1 − utilization)
+	KVDtype       string           `json:"kv_dtype"`
 }
 
 // PlanResult is the capacity model worked out step by step.
@@ -144,6 +150,11 @@ func PlanBudget(c *ModelConfig, in BudgetInput) (*PlanResult, error) {
 	if err := CheckEngineShape(c, shape); err != nil {
 		return nil, err
 	}
+	if in.Reserve != nil {
+		if err := in.Reserve.Check(); err != nil {
+			return nil, err
+		}
+	}
 	kv, err := NewKVModel(c, in.TP, in.KVDtype)
 	if err != nil {
 		return nil, err
@@ -189,6 +200,11 @@ func PlanBudget(c *ModelConfig, in BudgetInput) (*PlanResult, error) {
 	}
 	capped := int64(float64(mem) * in.Utilization)
 	reserve := int64(in.ReserveGiB * float64(gib))
+	var model *ReserveEstimate
+	if in.Reserve != nil {
+		m := EngineReserve(c, shape.TP, *in.Reserve, p.GPU, mem)
+		model, reserve = &m, m.TotalBytes
+	}
 	p.Input = in
 	p.Budget = Budget{
 		GPU:           name,
@@ -202,6 +218,7 @@ func PlanBudget(c *ModelConfig, in BudgetInput) (*PlanResult, error) {
 		Utilization:   in.Utilization,
 		WeightsBytes:  weights,
 		ReserveBytes:  reserve,
+		ReserveModel:  model,
 		KVBudgetBytes: capped - weights - reserve,
 		UnusableBytes: mem - capped,
 		KVDtype:       kv.Dtype,

@@ -54,33 +54,97 @@ func VLLMBatchDefaults(g *GPU, memBytes int64) (tokens, seqs int) {
 	return 2048, 256
 }
 
-// ModelledReserve estimates the reserve of one GPU of a TP-way engine.
+// ModelledReserve estimates the reserve of one GPU of a TP-way vLLM engine (V1:
+// CUDA graphs profiled and subtracted before the KV cache is sized).
 func ModelledReserve(c *ModelConfig, tp, maxBatchedTokens, maxSeqs int) ReserveEstimate {
+	return EngineReserve(c, tp, ReserveInput{MaxBatchedTokens: maxBatchedTokens, MaxSeqs: maxSeqs}, nil, 0)
+}
+
+// The engines whose reserve is modelled, as ReserveInput.Engine names them.
+const (
+	// EngineVLLM is vLLM V1 (≥ 0.10): the KV cache is what is left after the
+	// weights, the profiled activation peak, non-torch memory and the CUDA graphs.
+	EngineVLLM = "vllm"
+	// EngineVLLMV0 is vLLM's V0 engine (≤ 0.9): as V1, but CUDA graphs are captured
+	// after the KV cache is allocated, out of the memory above the utilization cap.
+	EngineVLLMV0 = "vllm-v0"
+	// EngineSGLang is SGLang: the KV pool is the memory free after loading the
+	// weights less total × (1 − mem_fraction_static); activations and CUDA graphs
+	// live in that remainder, so only the memory held before the weights (CUDA
+	// context, NCCL) counts against the pool. --gpu-util is then
+	// --mem-fraction-static.
+	EngineSGLang = "sglang"
+)
+
+// ReserveInput is what the modelled reserve depends on beyond the model and the
+// shape: the engine and its batch limits (0 = the engine's defaults on the GPU).
+type ReserveInput struct {
+	Engine           string // "" = EngineVLLM
+	MaxBatchedTokens int    // vLLM max_num_batched_tokens
+	MaxSeqs          int    // vLLM max_num_seqs
+}
+
+// Check refuses an engine the reserve is not modelled for and negative limits;
+// errors name the ReserveInput fields.
+func (in ReserveInput) Check() error {
+	switch in.Engine {
+	case "", EngineVLLM, EngineVLLMV0, EngineSGLang:
+	default:
+		return fmt.Errorf("ReserveInput.Engine %q: the reserve is modelled for %s, %s and %s only", in.Engine, EngineVLLM, EngineVLLMV0, EngineSGLang)
+	}
+	if in.MaxBatchedTokens < 0 || in.MaxBatchedTokens > MaxContextTokens {
+		return fmt.Errorf("ReserveInput.MaxBatchedTokens %d is out of range (0 to %d)", in.MaxBatchedTokens, int64(MaxContextTokens))
+	}
+	if in.MaxSeqs < 0 || in.MaxSeqs > 1<<20 {
+		return fmt.Errorf("ReserveInput.MaxSeqs %d is out of range (0 to %d)", in.MaxSeqs, 1<<20)
+	}
+	return nil
+}
+
+// EngineReserve estimates the reserve of one GPU of a TP-way engine (see the
+// engines above); g and memBytes pick vLLM's batch defaults where in leaves them 0.
+func EngineReserve(c *ModelConfig, tp int, in ReserveInput, g *GPU, memBytes int64) ReserveEstimate {
 	tp = max(tp, 1)
+	var r ReserveEstimate
+	r.NonTorchBytes = 3 * gib / 10
+	if tp > 1 {
+		r.NonTorchBytes = 8 * gib / 10
+	}
+	if in.Engine == EngineSGLang {
+		r.TotalBytes = r.NonTorchBytes
+		r.Assumption = "SGLang: the CUDA context and NCCL buffers held before the weights; activations and CUDA graphs use the memory above --mem-fraction-static (given as --gpu-util)"
+		return r
+	}
+	tok, seqs := VLLMBatchDefaults(g, memBytes)
+	if in.MaxBatchedTokens > 0 {
+		tok = in.MaxBatchedTokens
+	}
+	if in.MaxSeqs > 0 {
+		seqs = in.MaxSeqs
+	}
 	width := c.Intermediate
 	if c.Experts > 0 && c.ExpertIntermediate > 0 {
 		width = (max(c.ExpertsPerToken, 1) + c.SharedExperts) * c.ExpertIntermediate
 	}
 	perToken := int64(2 * (4*c.Hidden + 3*width/tp))
-	r := ReserveEstimate{
-		MaxBatchedTokens: maxBatchedTokens,
-		MaxSeqs:          maxSeqs,
-		ActivationBytes:  int64(maxBatchedTokens) * perToken,
-		LogitsBytes:      int64(maxSeqs) * int64(c.Vocab) * 4,
-		NonTorchBytes:    3 * gib / 10,
-		CUDAGraphBytes:   12 * gib / 10,
-	}
-	if tp > 1 {
-		r.NonTorchBytes = 8 * gib / 10
+	r.MaxBatchedTokens, r.MaxSeqs = tok, seqs
+	r.ActivationBytes = int64(tok) * perToken
+	r.LogitsBytes = int64(seqs) * int64(c.Vocab) * 4
+	graphs := "CUDA graphs captured (and subtracted, as vLLM V1 does)"
+	if in.Engine != EngineVLLMV0 {
+		r.CUDAGraphBytes = 12 * gib / 10
+	} else {
+		graphs = "CUDA graphs captured after the KV cache (vLLM V0), outside the budget"
 	}
 	r.TotalBytes = r.ActivationBytes + r.LogitsBytes + r.NonTorchBytes + r.CUDAGraphBytes
-	r.Assumption = fmt.Sprintf("vLLM's defaults on this GPU: max_num_batched_tokens %s, max_num_seqs %s, CUDA graphs captured (and subtracted, as vLLM ≥ 0.21 does)", numfmt.Int(int64(maxBatchedTokens)), numfmt.Int(int64(maxSeqs)))
+	r.Assumption = fmt.Sprintf("vLLM at max_num_batched_tokens %s, max_num_seqs %s, %s", numfmt.Int(int64(tok)), numfmt.Int(int64(seqs)), graphs)
 	return r
 }
 
 // ReserveRange is the KV budget of one GPU under the flat reserve and under the
-// modelled one, where the two differ by more than a tenth: the reserve then decides
-// the answer, and a single figure would hide it.
+// modelled one (ReserveAlternative). KVBudgetRange shows it where the two differ by
+// more than a tenth and at most 2×: the reserve then decides the answer, and a single
+// figure would hide it; a wider range would say nothing to act on.
 type ReserveRange struct {
 	LowBytes         int64  `json:"low_bytes"`
 	HighBytes        int64  `json:"high_bytes"`
@@ -95,25 +159,47 @@ type ReserveRange struct {
 // move the KV budget before the range is shown.
 const reserveMatters = 0.10
 
-// KVBudgetRange is p's KV budget as the reserve goes, flat (p.Budget) and modelled
-// with vLLM's batch defaults for the GPU (ModelledReserve); false when there is no
-// model config or budget, or the reserve moves the budget by a tenth or less.
-func KVBudgetRange(p *PlanResult) (ReserveRange, bool) {
+// maxRangeWidth is the widest range (high ÷ low) shown: a wider one says nothing a
+// user can act on, so the headline stands alone with the other reserve named.
+const maxRangeWidth = 2.0
+
+// ReserveAlternative is p's KV budget under the other reserve than the headline's:
+// the flat DefaultReserveGiB where the headline is modelled, the modelled vLLM
+// reserve where the headline is flat (--reserve-gib). ok is false without a model
+// config or budget.
+func ReserveAlternative(p *PlanResult) (alt ReserveRange, ok bool) {
 	if p == nil || p.Config == nil || p.Budget.KVBudgetBytes <= 0 {
 		return ReserveRange{}, false
 	}
-	tok, seqs := VLLMBatchDefaults(p.GPU, p.Budget.MemoryBytes)
-	m := ModelledReserve(p.Config, p.Shape.TP, tok, seqs)
 	b := p.Budget
-	modelled := b.KVBudgetBytes + b.ReserveBytes - m.TotalBytes
-	lo, hi := min(b.KVBudgetBytes, modelled), max(b.KVBudgetBytes, modelled)
-	if hi <= 0 || float64(hi-lo) <= reserveMatters*float64(hi) {
+	var flat, modelled ReserveEstimate
+	if b.ReserveModel != nil {
+		modelled = *b.ReserveModel
+		flat.TotalBytes = int64(DefaultReserveGiB * float64(gib))
+	} else {
+		modelled = EngineReserve(p.Config, p.Shape.TP, ReserveInput{}, p.GPU, b.MemoryBytes)
+		flat.TotalBytes = b.ReserveBytes
+	}
+	free := b.KVBudgetBytes + b.ReserveBytes
+	fb, mb := free-flat.TotalBytes, free-modelled.TotalBytes
+	r := ReserveRange{LowBytes: max(min(fb, mb), 0), HighBytes: max(fb, mb), FlatReserveBytes: flat.TotalBytes, ModelledBytes: modelled.TotalBytes, Assumption: modelled.Assumption}
+	if bpt := p.KV.BytesPerToken(); bpt > 0 {
+		r.LowTokens, r.HighTokens = r.LowBytes/bpt, r.HighBytes/bpt
+	}
+	return r, true
+}
+
+// KVBudgetRange is p's KV budget as the reserve goes, flat and modelled
+// (ReserveAlternative); false when the reserve moves the budget by a tenth or less,
+// or when the range would be more than twice as wide (high > 2 × low): the headline
+// then stands alone, and ReserveAlternative names the other figure.
+func KVBudgetRange(p *PlanResult) (ReserveRange, bool) {
+	r, ok := ReserveAlternative(p)
+	if !ok || r.HighBytes <= 0 || float64(r.HighBytes-r.LowBytes) <= reserveMatters*float64(r.HighBytes) {
 		return ReserveRange{}, false
 	}
-	lo = max(lo, 0)
-	r := ReserveRange{LowBytes: lo, HighBytes: hi, FlatReserveBytes: b.ReserveBytes, ModelledBytes: m.TotalBytes, Assumption: m.Assumption}
-	if bpt := p.KV.BytesPerToken(); bpt > 0 {
-		r.LowTokens, r.HighTokens = lo/bpt, hi/bpt
+	if float64(r.HighBytes) > maxRangeWidth*float64(r.LowBytes) {
+		return ReserveRange{}, false
 	}
 	return r, true
 }

@@ -75,6 +75,17 @@ func inferenceXPoint(o object) (SummaryPoint, error) {
 		}
 	}
 	pt.Model = o.text("model")
+	pt.Precision, pt.Framework = o.text("precision"), o.text("framework")
+	for _, l := range []struct {
+		key string
+		dst **float64
+	}{{"isl", &pt.InputTokens}, {"osl", &pt.OutputTokens}} {
+		if v, ok, err := o.float(l.key); err != nil {
+			return pt, err
+		} else if ok && v > 0 {
+			*l.dst = ptrTo(v)
+		}
+	}
 	c, ok, err := o.float("conc")
 	if err != nil {
 		return pt, err

@@ -32,6 +32,14 @@ type Point struct {
 	E2E              Stats    `json:"e2e"`
 	Requests         int      `json:"requests"`
 	Failures         int      `json:"failures"`
+	// InputTokens and OutputTokens are the mean request lengths of the point
+	// (InferenceX's isl and osl, a CSV's input_tokens and output_tokens); nil when
+	// the file does not say.
+	InputTokens  *float64 `json:"input_tokens,omitempty"`
+	OutputTokens *float64 `json:"output_tokens,omitempty"`
+	// Precision and Framework are InferenceX's (fp8, fp4; vllm, sglang, trt).
+	Precision string `json:"precision,omitempty"`
+	Framework string `json:"framework,omitempty"`
 }
 
 // Summary is a file of summary-level points. SummaryLevel is always true: these are

@@ -51,7 +51,7 @@ func writeWhatIf(b *strings.Builder, res *analyze.WhatIfResult, md bool) {
 			kind = "PREDICTED"
 		}
 		w.rows = append(w.rows, []string{row.Scenario, kind, row.Shape, groupDigits(row.KVCapacityTokens), numCell(row.KVCeiling, 1),
-			optCell(row.AtMaxModelLen, 2), optCell(row.Ceiling, 1), optCell(row.OutputTokS, 0)})
+			optCell(row.AtMaxModelLen, 2), optCell(row.Ceiling, 1), outAtCell(row)})
 	}
 	_ = w.write(b, md)
 	for _, row := range res.Rows {
@@ -67,8 +67,12 @@ func writeWhatIf(b *strings.Builder, res *analyze.WhatIfResult, md bool) {
 		for _, l := range res.Levels {
 			row := []string{numCell(l.Concurrency, 0), numCell(l.Measured.OutputTokS, 0)}
 			if l.Beyond != "" {
-				row = append(row, "beyond model", numCell(l.Measured.PerUserTokS, 1), "beyond model", optCell(msP(l.Measured.TTFT), 0), "beyond model",
-					optCell(msP(l.Measured.TPOT), 1), "beyond model", "—")
+				label := "beyond model"
+				if l.Invalid {
+					label = "invalid"
+				}
+				row = append(row, label, numCell(l.Measured.PerUserTokS, 1), label, optCell(msP(l.Measured.TTFT), 0), label,
+					optCell(msP(l.Measured.TPOT), 1), label, "—")
 				beyond = append(beyond, fmt.Sprintf("c=%s: %s", numCell(l.Concurrency, 0), l.Beyond))
 			} else {
 				ttft := rangeCell(l.TTFT, 1000, 0)
@@ -92,6 +96,19 @@ func writeWhatIf(b *strings.Builder, res *analyze.WhatIfResult, md bool) {
 		fmt.Fprintf(b, "note: %s\n", textOrMD(n, md))
 	}
 	b.WriteString("\n")
+}
+
+// outAtCell prints a ceiling row's throughput with the concurrency it is at, and
+// marks an extrapolated one.
+func outAtCell(row analyze.WhatIfRow) string {
+	s := optCell(row.OutputTokS, 0)
+	if row.OutputTokS != nil && row.OutputTokSAt != nil {
+		s += " (c=" + numCell(*row.OutputTokSAt, 0) + ")"
+		if row.Extrapolation != "" {
+			s += " EXTRAPOLATED"
+		}
+	}
+	return s
 }
 
 // rangeCell prints a predicted value and its interval, scaled.

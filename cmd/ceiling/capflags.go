@@ -21,14 +21,18 @@ type capacityFlags struct {
 	dp, pp      int
 	ep          bool
 
-	memGiB      float64
-	util        float64
-	weightsGiB  float64
-	reserveGiB  float64
-	kvDtype     string
-	weightDtype string
-	paramsB     float64
-	maxModelLen int64
+	memGiB     float64
+	util       float64
+	weightsGiB float64
+	reserveGiB float64
+	// The modelled reserve's engine and batch limits (capacity.ReserveInput).
+	engine           string
+	maxBatchedTokens int
+	maxSeqs          int
+	kvDtype          string
+	weightDtype      string
+	paramsB          float64
+	maxModelLen      int64
 }
 
 // addDeployment registers what describes the deployment: the model's config.json,
@@ -50,7 +54,10 @@ func (c *capacityFlags) addBudget(fs *pflag.FlagSet) {
 	fs.Float64Var(&c.memGiB, "gpu-memory-gib", 0, "memory per GPU in GiB, overriding the catalog (or for a GPU not in it)")
 	fs.Float64Var(&c.util, "gpu-util", capacity.DefaultUtilization, "fraction of GPU memory the server may use (vLLM --gpu-memory-utilization)")
 	fs.Float64Var(&c.weightsGiB, "weights-gib", 0, "weights per GPU in GiB, as the server logs them (default: estimated from the config)")
-	fs.Float64Var(&c.reserveGiB, "reserve-gib", capacity.DefaultReserveGiB, "activation/overhead reserve per GPU in GiB")
+	fs.Float64Var(&c.reserveGiB, "reserve-gib", 0, "a flat activation/overhead reserve per GPU in GiB (default: modelled from vLLM's batch limits, CUDA graphs and NCCL buffers; see docs/capacity.md)")
+	fs.StringVar(&c.engine, "engine", capacity.EngineVLLM, "the engine the modelled reserve is for: vllm (V1), vllm-v0, sglang (then --gpu-util is --mem-fraction-static)")
+	fs.IntVar(&c.maxBatchedTokens, "max-num-batched-tokens", 0, "the engine's max_num_batched_tokens, for the modelled reserve (default: vLLM's for the GPU, 8192 or 2048)")
+	fs.IntVar(&c.maxSeqs, "max-num-seqs", 0, "the engine's max_num_seqs, for the modelled reserve (default: vLLM's for the GPU, 1024 or 256)")
 	fs.StringVar(&c.kvDtype, "kv-dtype", "auto", "KV cache dtype: auto (the model's dtype), bf16, fp16, fp8, fp32")
 	fs.StringVar(&c.weightDtype, "weight-dtype", "", "weight precision for the estimate: bf16, fp8, fp4, int4 (default: from the config)")
 	fs.Float64Var(&c.paramsB, "params-b", 0, "parameter count in billions for the estimate (default: counted from the config)")
@@ -140,6 +147,16 @@ func (c *capacityFlags) check() error {
 			return fmt.Errorf("%s must not be negative, got %g", f.name, f.v)
 		}
 	}
+	if c.fs != nil && c.fs.Changed("reserve-gib") {
+		for _, f := range []string{"engine", "max-num-batched-tokens", "max-num-seqs"} {
+			if c.fs.Changed(f) {
+				return fmt.Errorf("--%s sets the modelled reserve, --reserve-gib a flat one: give one or the other", f)
+			}
+		}
+	}
+	if err := (capacity.ReserveInput{Engine: c.engine, MaxBatchedTokens: c.maxBatchedTokens, MaxSeqs: c.maxSeqs}).Check(); err != nil {
+		return flagError(err)
+	}
 	if c.maxModelLen > capacity.MaxContextTokens {
 		return fmt.Errorf("--max-model-len %d is out of range (at most %d tokens)", c.maxModelLen, int64(capacity.MaxContextTokens))
 	}
@@ -155,10 +172,15 @@ func (c *capacityFlags) check() error {
 // budgetInput is the hardware side of the capacity model. TP and GPUs stay as given:
 // capacity.BudgetInput.Deployment applies the defaults the flags document.
 func (c *capacityFlags) budgetInput() capacity.BudgetInput {
-	return capacity.BudgetInput{
+	in := capacity.BudgetInput{
 		GPU: c.gpu, MemoryGiB: c.memGiB, Utilization: c.util, WeightsGiB: c.weightsGiB, ReserveGiB: c.reserveGiB,
 		GPUs: c.gpus, TP: c.tp, DP: c.dp, PP: c.pp, EP: c.ep, KVDtype: c.kvDtype, WeightDtype: c.weightDtype, ParamsB: c.paramsB,
 	}
+	// The modelled reserve is the headline; a flat figure only when asked for.
+	if c.fs == nil || !c.fs.Changed("reserve-gib") {
+		in.Reserve = &capacity.ReserveInput{Engine: c.engine, MaxBatchedTokens: c.maxBatchedTokens, MaxSeqs: c.maxSeqs}
+	}
+	return in
 }
 
 // declared is the deployment as record stores it: with the same defaults as the other
@@ -183,6 +205,9 @@ func budgetFlags() *strings.Replacer {
 		"BudgetInput.Utilization", "--gpu-util",
 		"BudgetInput.WeightsGiB", "--weights-gib",
 		"BudgetInput.ReserveGiB", "--reserve-gib",
+		"ReserveInput.Engine", "--engine",
+		"ReserveInput.MaxBatchedTokens", "--max-num-batched-tokens",
+		"ReserveInput.MaxSeqs", "--max-num-seqs",
 		"BudgetInput.KVDtype", "--kv-dtype",
 		"BudgetInput.WeightDtype", "--weight-dtype",
 		"BudgetInput.ParamsB", "--params-b",

@@ -11,7 +11,7 @@ import (
 // capacityFlagNames are the flags capacityFlags defines; record takes the first seven
 // (the deployment).
 var capacityFlagNames = []string{"--model-config", "--gpu ", "--gpus", "--tp", "--dp", "--pp", "--ep", "--gpu-memory-gib", "--gpu-util",
-	"--weights-gib", "--reserve-gib", "--kv-dtype", "--weight-dtype", "--params-b", "--max-model-len"}
+	"--weights-gib", "--reserve-gib", "--engine", "--max-num-batched-tokens", "--max-num-seqs", "--kv-dtype", "--weight-dtype", "--params-b", "--max-model-len"}
 
 // helpLine returns the --help line of flag in out, spaces collapsed (pflag pads the
 // names to the longest flag of each subcommand).

@@ -206,8 +206,17 @@ func plural(n int, word string) string {
 
 // reserveNote says what decides the KV budget's range.
 func reserveNote(r capacity.ReserveRange) string {
-	return fmt.Sprintf("(the reserve decides it: %s flat above, %s modelled from %s; the KV budget moves by %.0f%%)",
+	return fmt.Sprintf("(the reserve decides it: %s flat, %s modelled from %s; the KV budget moves by %.0f%%)",
 		strings.TrimSpace(gibs(r.FlatReserveBytes)), strings.TrimSpace(gibs(r.ModelledBytes)), r.Assumption, r.MovesPercent())
+}
+
+// reserveHow says where the reserve row's figure comes from.
+func reserveHow(b capacity.Budget) string {
+	if m := b.ReserveModel; m != nil {
+		return fmt.Sprintf("(modelled: %s activations + %s logits + %s non-torch + %s CUDA graphs; %s; --reserve-gib for a flat figure)",
+			strings.TrimSpace(gibs(m.ActivationBytes)), strings.TrimSpace(gibs(m.LogitsBytes)), strings.TrimSpace(gibs(m.NonTorchBytes)), strings.TrimSpace(gibs(m.CUDAGraphBytes)), m.Assumption)
+	}
+	return "(flat, as given by --reserve-gib)"
 }
 
 // writePlanBudget prints the memory budget per GPU, one step a line.
@@ -225,10 +234,20 @@ func writePlanBudget(w io.Writer, p *capacity.PlanResult) {
 	row("GPU memory", gibs(b.MemoryBytes), "")
 	row(fmt.Sprintf("× utilization %.2f", b.Utilization), gibs(capped), fmt.Sprintf("(%s left to the driver and other processes)", gibs(b.UnusableBytes)))
 	row("− weights", gibs(b.WeightsBytes), "("+p.WeightsHow+")")
-	row("− activation/overhead reserve", gibs(b.ReserveBytes), "")
+	row("− activation/overhead reserve", gibs(b.ReserveBytes), reserveHow(b))
 	row("= KV cache budget", gibs(b.KVBudgetBytes), "")
 	if r, ok := capacity.KVBudgetRange(p); ok {
 		row("  range, as the reserve goes", gibs(r.LowBytes)+"–"+strings.TrimSpace(gibs(r.HighBytes)), reserveNote(r))
+	} else if alt, ok := capacity.ReserveAlternative(p); ok && b.KVBudgetBytes > 0 && float64(alt.HighBytes-alt.LowBytes) > 0.1*float64(alt.HighBytes) {
+		// Too wide a range to show (over 2×): the other reserve's figure is named instead.
+		other, how := alt.HighBytes, "a flat "+strings.TrimSpace(gibs(alt.FlatReserveBytes))+" reserve (--reserve-gib)"
+		if other == b.KVBudgetBytes {
+			other = alt.LowBytes
+		}
+		if b.ReserveModel == nil {
+			how = "the modelled reserve (" + alt.Assumption + ")"
+		}
+		row("  with "+how, gibs(other), "(not the headline: the reserve alone moves the budget more than 2×)")
 	}
 	if bpt := p.KV.BytesPerToken(); bpt > 0 && b.KVBudgetBytes > 0 {
 		row(fmt.Sprintf("÷ %s bytes per token", commas(bpt)), commas(p.KVTokens)+" tokens",

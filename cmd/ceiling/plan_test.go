@@ -63,7 +63,7 @@ func TestPlanGolden(t *testing.T) {
 func TestPlanKimiNumbers(t *testing.T) {
 	_, out, _ := runPlanArgs("--model-config", "../../samples/models/kimi-k2.5.json", "--gpu", "rtx-pro-6000",
 		"--gpus", "8", "--tp", "8", "--weights-gib", "70.8", "--prompt-tokens", "2000", "--output-tokens", "1000")
-	for _, want := range []string{"70,272 bytes per GPU", "15,280 tokens per GiB", "= KV cache budget", "--concurrency 1,2,4,8,16,32,48,64,96,128",
+	for _, want := range []string{"70,272 bytes per GPU", "15,280 tokens per GiB", "= KV cache budget", "--concurrency 1,2,4,8,16,32,48,64,96\n",
 		// Weights leave 15 GiB: the modelled reserve moves the KV budget by more than
 		// 10%, so the plan gives the range and its assumption.
 		"range, as the reserve goes        12.07 GiB–14.23 GiB", "max_num_batched_tokens 8,192"} {

@@ -46,7 +46,13 @@ func splitPredictions(args, flagged []string) (runs []string, preds []*importer.
 func attachPredictions(a *analyze.Analysis, opt analyze.Options, preds []*importer.Prediction) {
 	for _, p := range preds {
 		for i := range a.Runs {
-			a.Predictions = append(a.Predictions, *analyze.ComparePrediction(&a.Runs[i], opt, p))
+			pc := analyze.ComparePrediction(&a.Runs[i], opt, p)
+			if pc.Mismatch != "" {
+				// Not silently: a planner file of another deployment is named in
+				// the analysis's warnings, not only beside its table.
+				a.Runs[i].Warnings = append(a.Runs[i].Warnings, fmt.Sprintf("--predicted %s beside run %s: %s", pc.Source, a.Runs[i].RunID, flagError(errors.New(pc.Mismatch))))
+			}
+			a.Predictions = append(a.Predictions, *pc)
 		}
 	}
 	a.MatchedSpeed = analyze.MatchSpeeds(a, opt.Decision.GPUHourCost)

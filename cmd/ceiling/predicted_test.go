@@ -95,3 +95,51 @@ func TestReportPredicted(t *testing.T) {
 		t.Errorf("analyze of two runs lacks the comparison at the same per-user speed:\n%s", text[:min(len(text), 2000)])
 	}
 }
+
+// TestPredictedOtherDeploymentWarns (issue 28, item 6): a Kimi-K2.5 NVFP4 8 × B200
+// planner file beside a Llama-3.1-8B run on one H100, given no --gpus, was
+// compared silently and divided the run by the planner's 8 GPUs. Now the warning
+// names both models and both GPUs (beside the table and in the run's warnings),
+// and the run's per-GPU figures are never the planner's GPU count's. A planner
+// file of the same deployment draws no warning.
+func TestPredictedOtherDeploymentWarns(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(peerDir(t), "aurotripathy-*h100*.json"))
+	if err != nil || len(files) != 9 {
+		t.Fatalf("want the 9 H100 files, got %d (%v)", len(files), err)
+	}
+	flags := []string{"--model-config", "../../samples/models/llama-3.1-8b.json", "--gpu", "h100-sxm"}
+	args := append(append(append([]string{"analyze"}, files...), "--predicted", aicFile), flags...)
+	var a analyze.Analysis
+	if err := json.Unmarshal([]byte(ceiling(t, append(args, "--format", "json")...)), &a); err != nil {
+		t.Fatal(err)
+	}
+	pc := a.Predictions[0]
+	for _, want := range []string{`model "nvidia/Kimi-K2.5-NVFP4", the run's "meta-llama/Llama-3.1-8B-Instruct"`, `GPU "b200_sxm", the run's "h100-sxm"`} {
+		if !strings.Contains(pc.Mismatch, want) {
+			t.Errorf("mismatch %q lacks %q", pc.Mismatch, want)
+		}
+	}
+	if pc.MeasuredGPUs != 1 {
+		t.Errorf("the run divided by %d GPUs (%s): the planner's count is another deployment's", pc.MeasuredGPUs, pc.GPUsBasis)
+	}
+	if w := strings.Join(a.Runs[0].Warnings, "\n"); !strings.Contains(w, "--predicted "+aicFile) || !strings.Contains(w, "the planner predicted another deployment") {
+		t.Errorf("run warnings lack the mismatch:\n%s", w)
+	}
+	if text := ceiling(t, args...); !strings.Contains(text, "note: WARNING: the planner predicted another deployment") {
+		t.Errorf("text lacks the warning beside the table:\n%s", text)
+	}
+
+	same := filepath.Join(t.TempDir(), "same.json")
+	body := `{"ceiling_prediction": 1, "planner": "p", "model": "Llama-3.1-8B-Instruct", "gpu": "h100", "gpus": 1,
+	 "prompt_tokens": 950, "output_tokens": 512, "points": [{"concurrency": 16, "output_tok_s_per_gpu": 1000}]}`
+	if err := os.WriteFile(same, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a = analyze.Analysis{}
+	if err := json.Unmarshal([]byte(ceiling(t, append(append(append([]string{"analyze"}, files...), "--predicted", same, "--format", "json"), flags...)...)), &a); err != nil {
+		t.Fatal(err)
+	}
+	if pc := a.Predictions[0]; pc.Mismatch != "" || strings.Contains(strings.Join(a.Runs[0].Warnings, "\n"), "another deployment") {
+		t.Errorf("the same deployment drew a mismatch %q", pc.Mismatch)
+	}
+}

@@ -1,10 +1,17 @@
 package main
 
 import (
+	"fmt"
+	"math"
 	"os"
+	"path/filepath"
+	"sort"
+	"strings"
 
 	"github.com/ceiling-llm/ceiling/analyze"
+	"github.com/ceiling-llm/ceiling/capacity"
 	"github.com/ceiling-llm/ceiling/importer"
+	"github.com/spf13/pflag"
 )
 
 // splitSummaries separates the summary-level files given as runs (an llm-d
@@ -39,4 +46,89 @@ func attachSummaries(a *analyze.Analysis, opt analyze.Options, sums []*importer.
 			a.SummaryChecks = append(a.SummaryChecks, *analyze.CompareSummary(&a.Runs[i], opt, s))
 		}
 	}
+}
+
+// readSummaryPoints reads path as published summary points when it is some: a
+// CSV of levels (by its .csv name: its header is shared with planner tables, so
+// the content cannot tell) or an InferenceX result. nil, nil for anything else (a
+// trace, another tool's result), which the run reader then takes. The points must
+// be one configuration: a what-if has one measured deployment.
+func readSummaryPoints(path string) (*importer.Summary, error) {
+	var s *importer.Summary
+	var err error
+	if strings.EqualFold(filepath.Ext(path), ".csv") {
+		s, err = importer.ReadSummaryCSV(path)
+	} else if st, serr := os.Stat(path); serr == nil && st.Mode().IsRegular() {
+		if tool, derr := importer.Detect(path); derr == nil && importer.IsSummaryLevel(tool) {
+			s, err = importer.ReadSummary(path)
+		}
+	}
+	if err != nil || s == nil {
+		return nil, err
+	}
+	configs := map[string]bool{}
+	for _, p := range s.Points {
+		configs[pointConfig(p)] = true
+	}
+	if len(configs) > 1 {
+		var names []string
+		for c := range configs {
+			names = append(names, c)
+		}
+		sort.Strings(names)
+		return nil, fmt.Errorf("%s holds %d configurations (%s): a what-if starts from one deployment; give a file of one", path, len(names), strings.Join(names, "; "))
+	}
+	return s, nil
+}
+
+// pointConfig names the configuration a summary point was measured in, from what
+// the point says of it.
+func pointConfig(p importer.SummaryPoint) string {
+	var parts []string
+	for _, f := range []struct{ k, v string }{{"model", p.Model}, {"gpu", p.GPU}, {"precision", p.Precision}, {"framework", p.Framework}} {
+		if f.v != "" {
+			parts = append(parts, f.k+" "+f.v)
+		}
+	}
+	if p.GPUs > 0 {
+		parts = append(parts, fmt.Sprintf("%d GPUs", p.GPUs))
+	}
+	if p.InputTokens != nil && p.OutputTokens != nil {
+		parts = append(parts, fmt.Sprintf("%g/%g tokens", *p.InputTokens, *p.OutputTokens))
+	}
+	if len(parts) == 0 {
+		return "unnamed"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// fillPointLengths gives the published levels that lack request lengths the ones
+// the user gave (--points-input-tokens, --points-output-tokens); a length the
+// file gives is kept, and one given beside it that differs is refused.
+func fillPointLengths(fs *pflag.FlagSet, s *importer.Summary, in, out float64) error {
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"points-input-tokens", in}, {"points-output-tokens", out}} {
+		if fs.Changed(f.name) && (math.IsNaN(f.v) || f.v < 1 || f.v > capacity.MaxContextTokens) {
+			return fmt.Errorf("--%s must be from 1 to %d, got %g", f.name, int64(capacity.MaxContextTokens), f.v)
+		}
+	}
+	for i := range s.Points {
+		p := &s.Points[i]
+		for _, f := range []struct {
+			name string
+			v    float64
+			dst  **float64
+		}{{"points-input-tokens", in, &p.InputTokens}, {"points-output-tokens", out, &p.OutputTokens}} {
+			switch {
+			case !fs.Changed(f.name):
+			case *f.dst == nil:
+				*f.dst = &f.v
+			case **f.dst != f.v:
+				return fmt.Errorf("--%s %g: %s gives %g", f.name, f.v, p.Label, **f.dst)
+			}
+		}
+	}
+	return nil
 }

@@ -11,10 +11,12 @@ import (
 	"github.com/spf13/pflag"
 )
 
-const whatifHead = `Usage: ceiling whatif RUN [flags] [changes]
+const whatifHead = `Usage: ceiling whatif RUN|LEVELS.csv|INFERENCEX.json [flags] [changes]
 
 Analyzes one recorded run like 'ceiling analyze' (same flags: the model config and the
-GPU of the measured deployment are required) and predicts it under a change (the
+GPU of the measured deployment are required, except for other request lengths or
+max_model_len alone, which the server's declared KV capacity answers: the KV ceiling
+only) and predicts it under a change (the
 --to-* flags): other request lengths, max_model_len, KV dtype, GPU count or shape, or
 another catalog GPU. It prints the what-if alone (the full analysis only with
 --analysis): the ceiling, measured beside PREDICTED, then every measured level
@@ -25,9 +27,20 @@ The model: each level's measured share of its roofline with prefill (prompt FLOP
 KV reads included, so longer prompts never raise a prediction) times the changed
 deployment's roofline at the same concurrency. Intervals span the shares at the level
 and its neighbours, widened by the level's bootstrap interval. A level beyond what the
-changed KV cache holds is marked "beyond model", not given a number. The measured
-batch limit and knee carry over to the ceiling only where shape and GPU are unchanged.
+changed KV cache holds is marked "beyond model", not given a number; a measured level
+that was itself invalid is marked "invalid". The measured batch limit and knee carry
+over to the ceiling only where shape and GPU are unchanged. Each ceiling row names the
+concurrency its throughput is at; a predicted ceiling past every valid measured level
+is marked EXTRAPOLATED, and the first note compares the two at equal concurrency.
 See docs/predictions.md; docs/validation.md scores the model against public figures.
+
+Published points as the baseline: instead of a run, give a CSV of levels with a
+header, one row per level (concurrency and output_tok_s_per_gpu or output_tok_s
+required; input_tokens, output_tokens, per_user_tok_s, ttft_ms, tpot_ms optional), or
+an InferenceX result JSON of one configuration; the deployment they were measured on
+is given by the usual flags (--gpu, --gpus, --tp, --weight-dtype, ...), and the
+request lengths, where the file lacks them, by --points-input-tokens and
+--points-output-tokens. The output is the same, marked "built from summary points".
 
 `
 
@@ -38,6 +51,8 @@ const whatifExample = `Example:
       --weights-gib 70.8 --to-dp 2 --to-tp 4 --to-ep
   ceiling whatif run.parquet --model-config samples/models/llama-3.1-8b.json --gpu h100-sxm \
       --gpus 1 --to-gpu h200 --format json     # per-level predictions with intervals
+  ceiling whatif published.csv --model-config kimi.json --gpu b200 --gpus 8 --tp 8 \
+      --weight-dtype fp4 --to-gpu h200         # published levels as the baseline
 `
 
 // runWhatIf implements `ceiling whatif`: one measured run, one predicted change.
@@ -59,6 +74,8 @@ func runWhatIf(ctx context.Context, e env, args []string) int {
 	fs.IntVar(&ch.DP, "to-dp", 0, "predict with this many data-parallel attention ranks")
 	fs.IntVar(&ch.PP, "to-pp", 0, "predict with this many pipeline stages")
 	fs.BoolVar(&ep, "to-ep", false, "predict with expert parallelism")
+	pointsIn := fs.Float64("points-input-tokens", 0, "with published levels that do not give them: the mean prompt tokens they were measured at")
+	pointsOut := fs.Float64("points-output-tokens", 0, "with published levels that do not give them: the mean output tokens they were measured at")
 	format := fs.String("format", analysistext.FormatText, "output format: "+strings.Join(analysistext.Formats(), ", "))
 	withAnalysis := fs.Bool("analysis", false, "also print the full analysis of the measured run after the what-if")
 	h := help{name: "whatif", head: whatifHead, example: whatifExample}
@@ -78,13 +95,36 @@ func runWhatIf(ctx context.Context, e env, args []string) int {
 	if err != nil {
 		return h.usageError(e, err.Error())
 	}
-	if opt.ModelConfig == "" || opt.GPU == "" {
-		return h.usageError(e, "--model-config and --gpu (the measured deployment) are required")
+	if (opt.ModelConfig == "" || opt.GPU == "") && !(ch.KVOnly() && opt.ModelConfig == "") {
+		return h.usageError(e, "--model-config and --gpu (the measured deployment) are required (a change of request lengths or max_model_len alone works without them, from the server's declared KV capacity)")
 	}
 	// One deployment for the analysis and the what-if (config.json parsed once).
 	if err := opt.Prepare(); err != nil {
 		fmt.Fprintf(e.stderr, "ceiling whatif: analyzing %s: %v\n", fs.Arg(0), flagError(err))
 		return exitFailed
+	}
+	if pts, err := readSummaryPoints(fs.Arg(0)); err != nil {
+		fmt.Fprintf(e.stderr, "ceiling whatif: %s\n", errText(flagError(err)))
+		return exitFailed
+	} else if pts != nil {
+		if err := fillPointLengths(fs, pts, *pointsIn, *pointsOut); err != nil {
+			return h.usageError(e, err.Error())
+		}
+		if *withAnalysis {
+			return h.usageError(e, "--analysis needs a recorded run: "+fs.Arg(0)+" holds published summary points")
+		}
+		res, err := analyze.WhatIfFromSummary(pts, opt, ch)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "ceiling whatif: %s: %v\n", fs.Arg(0), flagError(err))
+			return exitFailed
+		}
+		if len(res.Levels) == 0 && (pts.Points[0].InputTokens == nil || pts.Points[0].OutputTokens == nil) {
+			res.Notes = append(res.Notes, fs.Arg(0)+" gives no request lengths: give them with --points-input-tokens and --points-output-tokens to predict each level")
+		}
+		return writeWhatIfResults(e, []*analyze.WhatIfResult{res}, nil, *format)
+	}
+	if fs.Changed("points-input-tokens") || fs.Changed("points-output-tokens") {
+		return h.usageError(e, "--points-input-tokens and --points-output-tokens describe published levels; "+fs.Arg(0)+" is a recorded run, whose lengths are measured")
 	}
 	a, err := analyzeInputs(ctx, fs.Args(), opt, e.stderr)
 	if err != nil {
@@ -104,8 +144,14 @@ func runWhatIf(ctx context.Context, e env, args []string) int {
 	if *withAnalysis {
 		full = a
 	}
+	return writeWhatIfResults(e, results, full, *format)
+}
+
+// writeWhatIfResults prints the what-if (and the analysis, when given) whole, or
+// nothing.
+func writeWhatIfResults(e env, results []*analyze.WhatIfResult, full *analyze.Analysis, format string) int {
 	var buf bytes.Buffer
-	if err := analysistext.WriteWhatIf(&buf, results, full, *format); err != nil {
+	if err := analysistext.WriteWhatIf(&buf, results, full, format); err != nil {
 		fmt.Fprintf(e.stderr, "ceiling whatif: %s\n", errText(err))
 		return exitFailed
 	}

@@ -127,3 +127,41 @@ func TestWhatIfSharedPrefix(t *testing.T) {
 	}
 	t.Logf("KV ceiling %.1f without, %.1f with the prefix counted once", plain.KVCeiling, shared.KVCeiling)
 }
+
+// TestWhatIfKVOnlyFromDeclaredCapacity (issue 28, item 6): other request lengths
+// or another max_model_len are a KV-only what-if, which works from the capacity
+// the server declared (llama.cpp's n_ctx here: 1,024 tokens shared by 8 slots)
+// without --model-config: the KV ceiling is the declared tokens over the new
+// request length. A change that needs the model (a KV dtype) still asks for it,
+// and a run whose server declared nothing says so.
+func TestWhatIfKVOnlyFromDeclaredCapacity(t *testing.T) {
+	declared := "../../samples/llamacpp-d64-unified-8slots.parquet"
+	var doc analyze.WhatIfDoc
+	if err := json.Unmarshal([]byte(ceiling(t, "whatif", declared, "--to-prompt-tokens", "400", "--format", "json")), &doc); err != nil {
+		t.Fatal(err)
+	}
+	res := doc.WhatIf[0]
+	m, p := res.Rows[0], res.Rows[1]
+	if m.KVCapacityTokens != 1024 || p.KVCapacityTokens != 1024 || !p.Predicted {
+		t.Fatalf("rows %+v", res.Rows)
+	}
+	if want := 1024 / p.RequestTokens; p.KVCeiling != want || p.RequestTokens <= 400 || p.KVCeiling >= m.KVCeiling {
+		t.Errorf("predicted KV ceiling %g at %g tokens, want 1024 ÷ tokens = %g, below the measured %g", p.KVCeiling, p.RequestTokens, want, m.KVCeiling)
+	}
+	if !strings.Contains(p.Basis, "server-declared capacity (1024 tokens per cache)") || p.OutputTokS != nil {
+		t.Errorf("basis %q, throughput %v: want the declared figure named and no throughput", p.Basis, p.OutputTokS)
+	}
+	for _, tt := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{declared, "--to-kv-dtype", "fp8"}, exitUsage, "--model-config and --gpu (the measured deployment) are required"},
+		{[]string{"../../samples/llamacpp-d768-4slots.parquet", "--to-prompt-tokens", "400"}, exitFailed, "the server declared no KV capacity: a what-if needs --model-config"},
+	} {
+		code, _, stderr := runCLI(append([]string{"whatif"}, tt.args...)...)
+		if code != tt.code || !strings.Contains(stderr, tt.want) {
+			t.Errorf("whatif %v: exit %d, want %d with %q: %s", tt.args, code, tt.code, tt.want, stderr)
+		}
+	}
+}

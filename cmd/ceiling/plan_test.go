@@ -131,11 +131,18 @@ func TestPlanSharedPrefix(t *testing.T) {
 		}
 		shared, _ := strconv.Atoi(m[1])
 		whole, _ := strconv.Atoi(m[2])
-		// 456,504 tokens: 207 requests of 2,200; (456,504 − 2,000) / 200 = 2,272.
-		if whole != 207 || shared != 2272 {
-			t.Errorf("%v: about %d instead of %d; want 2272 instead of 207", extra, shared, whole)
+		// The KV cache holds C tokens: C / 2,200 requests of 2,200 tokens whole;
+		// (C − 2,000) / 200 with the 2,000-token prefix held once.
+		c := regexp.MustCompile(`bytes per token\s+([\d,]+) tokens`).FindStringSubmatch(out)
+		if c == nil {
+			t.Fatalf("%v: no KV capacity in tokens in:\n%s", extra, out)
 		}
-		if !strings.Contains(out, "2048       411,600     0.90×") || !strings.Contains(out, "serves") {
+		capTokens, _ := strconv.Atoi(strings.ReplaceAll(c[1], ",", ""))
+		if wantWhole, wantShared := capTokens/2200, (capTokens-2000)/200; whole != wantWhole || shared != wantShared {
+			t.Errorf("%v: about %d instead of %d; want %d instead of %d (%d tokens)", extra, shared, whole, wantShared, wantWhole, capTokens)
+		}
+		row := regexp.MustCompile(`(?m)^\s+2048\s+411,600\s.*$`).FindString(out)
+		if row == "" || strings.Contains(row, "queueing only") != (411600 > capTokens) {
 			t.Errorf("%v: the level table does not count the prefix once:\n%s", extra, out)
 		}
 	}

@@ -5,6 +5,8 @@ package analyze
 // workload. Each field's doc comment is its reference (docs/analysis-json.md is
 // generated from them).
 
+import "github.com/ceiling-llm/ceiling/engine"
+
 // Interval is a confidence interval.
 type Interval struct {
 	Low  float64 `json:"low"`
@@ -169,4 +171,25 @@ type TurnStats struct {
 	PromptTokens   Summary  `json:"prompt_tokens"`
 	PrefixHitShare *float64 `json:"prefix_hit_share"`
 	TTFT           Summary  `json:"ttft_s"`
+}
+
+// ServerCounters are the server's own figures inside one level's window; a field is
+// null when the server does not expose it. KV usage is a fraction (1 = full).
+type ServerCounters struct {
+	Engine          engine.Name `json:"engine"` // whose metric names they are: vllm, nim, sglang, llamacpp, tgi or trtllm
+	Scrapes         int         `json:"scrapes"`
+	RunningMean     *float64    `json:"running_mean"`
+	RunningMax      *float64    `json:"running_max"`
+	WaitingMean     *float64    `json:"waiting_mean"`
+	WaitingMax      *float64    `json:"waiting_max"`
+	KVUsageMean     *float64    `json:"kv_usage_mean"`
+	KVUsageMax      *float64    `json:"kv_usage_max"`
+	Preemptions     *float64    `json:"preemptions"`       // count in the window
+	PreemptionsPerS *float64    `json:"preemptions_per_s"` // rate in the window
+	PrefixHitRate   *float64    `json:"prefix_hit_rate"`
+	GenerationTokS  *float64    `json:"generation_tok_s"`
+	// Tiers is the share of prompt KV each tier served (GPU, host, recomputed)
+	// and the host tier's fill and traffic (stats_tiers.go); absent when the
+	// server reports none of them.
+	Tiers *KVTiers `json:"kv_tiers,omitempty"`
 }

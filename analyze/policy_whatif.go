@@ -16,21 +16,6 @@ import (
 // batch limit and knee carry over only where the shape is unchanged; the measured
 // share of the roofline at the ceiling scales the predicted roofline throughput.
 
-// WhatIfChange is one changed setting; zero fields keep the measured run's.
-type WhatIfChange struct {
-	PromptTokens, OutputTokens float64
-	MaxModelLen                int64
-	KVDtype                    string
-	WeightDtype                string // the weights' precision (bf16, fp8, fp4, int4)
-	GPU                        string
-	GPUs, TP, DP, PP           int
-	EP                         *bool
-	// PrefixTokens is a prompt prefix the requests share, held once per KV cache
-	// (engines with prefix caching); PrefixHitRate gives it as the share of the
-	// prompt instead. Zero keeps the measured run's (policy_prefixdemand.go).
-	PrefixTokens, PrefixHitRate float64
-}
-
 // Kinds are the kinds of change the what-if crosses, for its interval: another
 // GPU; another weight or KV precision or shape; other request lengths; a maximum
 // model length alone changes only the batch the KV cache holds (another
@@ -50,54 +35,6 @@ func (c WhatIfChange) Kinds() []prediction.ChangeKind {
 		k = append(k, prediction.ChangeConcurrency)
 	}
 	return k
-}
-
-// WhatIfRow is one row of the what-if table: the measured run (Predicted false) or a
-// prediction.
-type WhatIfRow struct {
-	Scenario         string   `json:"scenario"`
-	Predicted        bool     `json:"predicted"`
-	Shape            string   `json:"shape"`
-	GPU              string   `json:"gpu"`
-	RequestTokens    float64  `json:"request_tokens"`
-	KVCapacityTokens int64    `json:"kv_capacity_tokens"` // all caches
-	KVCeiling        float64  `json:"kv_ceiling"`
-	AtMaxModelLen    *float64 `json:"per_cache_at_max_model_len"`
-	MaxModelLen      int64    `json:"max_model_len"`
-	// Ceiling is the realistic ceiling: measured, or predicted as the KV ceiling capped
-	// by the measured batch limit and knee where they carry over.
-	Ceiling    *float64 `json:"ceiling"`
-	OutputTokS *float64 `json:"output_tok_s"` // at the ceiling
-	// OutputTokSInterval is OutputTokS with its calibrated interval (predicted rows).
-	OutputTokSInterval *Range `json:"output_tok_s_interval,omitempty"`
-	Basis              string `json:"basis"` // how the prediction was made
-	// OutputTokSAt is the concurrency OutputTokS is at; Extrapolation says how far
-	// a predicted one lies past every valid measured level (policy_whatifprovenance.go).
-	OutputTokSAt  *float64 `json:"output_tok_s_at_concurrency"`
-	Extrapolation string   `json:"extrapolation,omitempty"`
-}
-
-// WhatIfResult is the what-if of one run: the ceiling rows (measured and predicted)
-// and every measured level predicted under the change.
-type WhatIfResult struct {
-	// Predicted is always true: everything but the measured row and the measured
-	// figures of each level is a prediction.
-	Predicted bool        `json:"predicted"`
-	RunID     string      `json:"run_id"`
-	Change    string      `json:"change"` // the --to-* flags
-	Rows      []WhatIfRow `json:"rows"`
-	// Levels are the measured levels predicted under the change at the same
-	// concurrency (policy_whatifcurve.go); empty without a roofline for both deployments.
-	Levels         []LevelPrediction `json:"levels"`
-	Model          string            `json:"model"`
-	IntervalMethod string            `json:"interval_method"`
-	// Interval is the calibration of the levels' intervals: the kind of change,
-	// the nominal coverage and the held-out errors it came from.
-	Interval prediction.Calibration `json:"interval"`
-	Notes    []string               `json:"notes"`
-	// SummaryPoints is set where the measured baseline is published summary points
-	// (policy_whatifsummary.go), not a recorded run.
-	SummaryPoints *SummaryPointsBasis `json:"built_from_summary_points,omitempty"`
 }
 
 // WhatIf predicts the run under change: the ceiling beside the measured one, and

@@ -23,27 +23,6 @@ import (
 // attention gives one series per dp_rank / tp_rank: running and queue summed, usage
 // and hit rate averaged. llama.cpp's NaN values (printed -nan by glibc) are no value.
 
-// ServerCounters are the server's own figures inside one level's window; a field is
-// null when the server does not expose it. KV usage is a fraction (1 = full).
-type ServerCounters struct {
-	Engine          engine.Name `json:"engine"` // whose metric names they are: vllm, nim, sglang, llamacpp, tgi or trtllm
-	Scrapes         int         `json:"scrapes"`
-	RunningMean     *float64    `json:"running_mean"`
-	RunningMax      *float64    `json:"running_max"`
-	WaitingMean     *float64    `json:"waiting_mean"`
-	WaitingMax      *float64    `json:"waiting_max"`
-	KVUsageMean     *float64    `json:"kv_usage_mean"`
-	KVUsageMax      *float64    `json:"kv_usage_max"`
-	Preemptions     *float64    `json:"preemptions"`       // count in the window
-	PreemptionsPerS *float64    `json:"preemptions_per_s"` // rate in the window
-	PrefixHitRate   *float64    `json:"prefix_hit_rate"`
-	GenerationTokS  *float64    `json:"generation_tok_s"`
-	// Tiers is the share of prompt KV each tier served (GPU, host, recomputed)
-	// and the host tier's fill and traffic (stats_tiers.go); absent when the
-	// server reports none of them.
-	Tiers *KVTiers `json:"kv_tiers,omitempty"`
-}
-
 // snapshot is one scrape mapped to engine-neutral figures (nil = not exposed).
 type snapshot struct {
 	engine        engine.Name

@@ -25,8 +25,10 @@ an interval, and the predicted throughput at each level's measured per-user spee
 
 The model: each level's measured share of its roofline with prefill (prompt FLOPs and
 KV reads included, so longer prompts never raise a prediction) times the changed
-deployment's roofline at the same concurrency. Intervals span the shares at the level
-and its neighbours, widened by the level's bootstrap interval. A level beyond what the
+deployment's roofline at the same concurrency. Each interval is an 80% interval
+calibrated for the kind of change (another GPU, precision or shape, request lengths,
+concurrency) on public measurements held out from it (docs/validation.md says how often
+it held). A level beyond what the
 changed KV cache holds is marked "beyond model", not given a number; a measured level
 that was itself invalid is marked "invalid". The measured batch limit and knee carry
 over to the ceiling only where shape and GPU are unchanged. Each ceiling row names the

@@ -4,31 +4,17 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/ceiling-llm/ceiling/engine"
 )
 
 // KV tiers: which tier served a level's prompt KV, from the server's own counters.
 // A prompt token is served from the GPU's prefix cache, loaded from a host tier
 // (vLLM's KV offloading connector, LMCache, SGLang's HiCache host pool) or
-// recomputed (prefilled anew). The names, as each project's source defines them:
-//
-//   - vLLM (vllm/v1/metrics/loggers.py): vllm:prompt_tokens_by_source{source=
-//     "local_cache_hit"|"external_kv_transfer"|"local_compute"} splits the prompt
-//     tokens exactly; where it is absent, vllm:prefix_cache_hits (GPU) and
-//     vllm:external_prefix_cache_hits (a KV connector's, e.g. CPU offload or
-//     LMCache) over vllm:prompt_tokens. The offloading connector's traffic is
-//     vllm:kv_offload_total_bytes{transfer_type="cpu_to_gpu"|"gpu_to_cpu"} (the
-//     case of transfer_type varies by version) and its host pool's fill
-//     vllm:kv_offload_cpu_cache_usage_perc (a fraction, as vLLM's other _perc
-//     gauges).
-//   - LMCache (lmcache/observability.py): lmcache:num_hit_tokens over
-//     lmcache:num_requested_tokens, where vLLM's external counters are absent;
-//     lmcache:local_cache_usage is the bytes its local (CPU) backend holds.
-//   - SGLang (srt/metrics/collector.py): sglang:cached_tokens{cache_source=
-//     "device"|"host"|"storage"} over sglang:prompt_tokens;
-//     sglang:hicache_host_used_tokens / sglang:hicache_host_total_tokens are the
-//     host pool's fill and size.
-//
-// Counters are read with or without the _total suffix prometheus_client adds.
+// recomputed (prefilled anew). Package engine holds each series' name and role
+// (Engine.TierMetrics, Connector.TierMetrics, the RoleTier roles), with where
+// each project's source defines them. Counters are read with or without the
+// _total suffix prometheus_client adds.
 
 // hostFullUsage is the host tier's fill at which it binds (as kvFullUsage for
 // the GPU's).
@@ -38,25 +24,12 @@ const hostFullUsage = 0.95
 // which it is said to serve the overflow (below it, its loads are noise).
 const hostServesShare = 0.02
 
-// tierSeries maps each tier metric name (without _total) to its role.
-var tierSeries = map[string]string{
-	"vllm:prompt_tokens_by_source":         "v_source",
-	"vllm:prompt_tokens":                   "v_prompt",
-	"vllm:prefix_cache_hits":               "v_gpuhit",
-	"vllm:external_prefix_cache_hits":      "v_exthit",
-	"vllm:kv_offload_total_bytes":          "v_bytes",
-	"vllm:kv_offload_cpu_cache_usage_perc": "v_hostuse",
-	"lmcache:num_hit_tokens":               "lm_hit",
-	"lmcache:num_requested_tokens":         "lm_req",
-	"lmcache:local_cache_usage":            "lm_bytes",
-	"sglang:cached_tokens":                 "s_cached",
-	"sglang:prompt_tokens":                 "s_prompt",
-	"sglang:hicache_host_used_tokens":      "s_hostused",
-	"sglang:hicache_host_total_tokens":     "s_hosttotal",
-}
+// tierSeries maps each tier metric name (without _total) to its role: every
+// engine's and connector's (package engine).
+var tierSeries = engine.TierMetrics()
 
 // tierRole is the role of a sidecar series name in the tier figures ("" none).
-func tierRole(name string) string {
+func tierRole(name string) engine.Role {
 	if strings.HasSuffix(name, "_created") {
 		return ""
 	}
@@ -64,6 +37,12 @@ func tierRole(name string) string {
 		return r
 	}
 	return tierSeries[strings.TrimSuffix(name, "_total")]
+}
+
+// labelled is the key of a role's series with one label's value: a counter split
+// by that label is summed per value.
+func labelled(role engine.Role, value string) string {
+	return string(role) + "_" + value
 }
 
 // tierSnapshot is one scrape's tier figures (nil: not exposed). Counters are
@@ -95,14 +74,14 @@ func mapTiers(samples []counterSample) tierSnapshot {
 		switch role {
 		case "":
 			continue
-		case "v_source":
-			add("v_source_"+parseLabelText(x.labels)["source"], x.value)
-		case "v_bytes":
-			add("v_bytes_"+strings.ToLower(parseLabelText(x.labels)["transfer_type"]), x.value)
-		case "s_cached":
-			add("s_cached_"+parseLabelText(x.labels)["cache_source"], x.value)
+		case engine.RoleTierPromptBySource:
+			add(labelled(role, parseLabelText(x.labels)["source"]), x.value)
+		case engine.RoleTierOffloadBytes:
+			add(labelled(role, strings.ToLower(parseLabelText(x.labels)["transfer_type"])), x.value)
+		case engine.RoleTierCachedBySource:
+			add(labelled(role, parseLabelText(x.labels)["cache_source"]), x.value)
 		default:
-			add(role, x.value)
+			add(string(role), x.value)
 		}
 	}
 	total := func(k string) *float64 {
@@ -112,15 +91,18 @@ func mapTiers(samples []counterSample) tierSnapshot {
 		return nil
 	}
 	var t tierSnapshot
-	t.srcGPU, t.srcHost, t.srcCompute = total("v_source_local_cache_hit"), total("v_source_external_kv_transfer"), total("v_source_local_compute")
-	t.prompt, t.gpuHits, t.extHits = total("v_prompt"), total("v_gpuhit"), total("v_exthit")
-	t.loadBytes, t.storeBytes = total("v_bytes_cpu_to_gpu"), total("v_bytes_gpu_to_cpu")
-	if c := acc["v_hostuse"]; c != nil {
+	bySource := func(source string) *float64 { return total(labelled(engine.RoleTierPromptBySource, source)) }
+	t.srcGPU, t.srcHost, t.srcCompute = bySource("local_cache_hit"), bySource("external_kv_transfer"), bySource("local_compute")
+	t.prompt, t.gpuHits, t.extHits = total(string(engine.RoleTierPrompt)), total(string(engine.RoleTierGPUHits)), total(string(engine.RoleTierExternalHits))
+	offload := func(transfer string) *float64 { return total(labelled(engine.RoleTierOffloadBytes, transfer)) }
+	t.loadBytes, t.storeBytes = offload("cpu_to_gpu"), offload("gpu_to_cpu")
+	if c := acc[string(engine.RoleTierHostUsage)]; c != nil {
 		t.hostUse = c.mean()
 	}
-	t.lmHit, t.lmReq, t.lmBytes = total("lm_hit"), total("lm_req"), total("lm_bytes")
-	t.sPrompt, t.sDevice, t.sHost, t.sStorage = total("s_prompt"), total("s_cached_device"), total("s_cached_host"), total("s_cached_storage")
-	if used, tot := total("s_hostused"), total("s_hosttotal"); used != nil && tot != nil && *tot > 0 {
+	t.lmHit, t.lmReq, t.lmBytes = total(string(engine.RoleTierConnectorHits)), total(string(engine.RoleTierConnectorRequested)), total(string(engine.RoleTierConnectorBytes))
+	cached := func(source string) *float64 { return total(labelled(engine.RoleTierCachedBySource, source)) }
+	t.sPrompt, t.sDevice, t.sHost, t.sStorage = total(string(engine.RoleTierCachedOf)), cached("device"), cached("host"), cached("storage")
+	if used, tot := total(string(engine.RoleTierHostUsedTokens)), total(string(engine.RoleTierHostTokens)); used != nil && tot != nil && *tot > 0 {
 		u := *used / *tot
 		t.hostUse, t.hostTotal = &u, tot
 	}
@@ -139,28 +121,28 @@ func levelTiers(in []timedSnapshot) *KVTiers {
 	sPrompt, okSP := deltaOf(in, func(t *tierSnapshot) *float64 { return t.sPrompt })
 	switch {
 	case okG && okH && okC && gpu+host+comp > 0:
-		k.Source, k.PromptTokens = "vllm:prompt_tokens_by_source", gpu+host+comp
+		k.Source, k.PromptTokens = engine.TierSeries(engine.RoleTierPromptBySource), gpu+host+comp
 		k.GPUShare, k.HostShare, k.Recomputed = share(gpu, k.PromptTokens), share(host, k.PromptTokens), share(comp, k.PromptTokens)
 	case okP && prompt > 0:
 		gh, okGH := deltaOf(in, func(t *tierSnapshot) *float64 { return t.gpuHits })
 		eh, okEH := deltaOf(in, func(t *tierSnapshot) *float64 { return t.extHits })
 		src := []string{}
 		if okGH {
-			src = append(src, "vllm:prefix_cache_hits")
+			src = append(src, engine.TierSeries(engine.RoleTierGPUHits))
 		}
 		if !okEH {
 			// LMCache without vLLM's external counters: its own hits.
 			if lh, ok := deltaOf(in, func(t *tierSnapshot) *float64 { return t.lmHit }); ok {
 				eh, okEH = lh, true
-				src = append(src, "lmcache:num_hit_tokens")
+				src = append(src, engine.TierSeries(engine.RoleTierConnectorHits))
 			}
 		} else {
-			src = append(src, "vllm:external_prefix_cache_hits")
+			src = append(src, engine.TierSeries(engine.RoleTierExternalHits))
 		}
 		if !okEH { // no host tier reported: prefix_hit_rate says what the GPU's cache served
 			break
 		}
-		k.Source, k.PromptTokens = strings.Join(src, ", ")+" over vllm:prompt_tokens", prompt
+		k.Source, k.PromptTokens = strings.Join(src, ", ")+" over "+engine.TierSeries(engine.RoleTierPrompt), prompt
 		k.HostShare = share(eh, prompt)
 		if okGH { // without the GPU's hits the rest is not known to be recomputed
 			k.GPUShare = share(gh, prompt)
@@ -173,7 +155,7 @@ func levelTiers(in []timedSnapshot) *KVTiers {
 		if !okD && !okSH && !okST {
 			break
 		}
-		k.Source, k.PromptTokens = "sglang:cached_tokens by cache_source over sglang:prompt_tokens", sPrompt
+		k.Source, k.PromptTokens = engine.TierSeries(engine.RoleTierCachedBySource)+" by cache_source over "+engine.TierSeries(engine.RoleTierCachedOf), sPrompt
 		k.GPUShare, k.HostShare = share(dev, sPrompt), share(sh, sPrompt)
 		if okST {
 			k.StorageShare = share(st, sPrompt)

@@ -44,6 +44,11 @@ type Engine struct {
 	MetricPrefix string
 	// Metrics maps the names of its /metrics series to what each one measures.
 	Metrics map[string]Role
+	// TierMetrics maps the names, without _total, of its /metrics series that
+	// say which KV tier served the prompt tokens to what each one measures (the
+	// RoleTier roles); nil when ceiling reads none of its own. A name may be in
+	// Metrics too, under another role (vLLM's prefix_cache_hits_total).
+	TierMetrics map[string]Role
 	// DeclaredKVSeries is the /metrics series whose labels declare its KV cache
 	// (vLLM's cache_config_info: kv_cache_size_tokens, num_gpu_blocks,
 	// block_size); "" when it declares none there.

@@ -221,3 +221,68 @@ func TestOfOwnedByAndMetricPrefix(t *testing.T) {
 		t.Errorf("vLLM's declared KV series %q does not carry its prefix", e.DeclaredKVSeries)
 	}
 }
+
+// TestTierMetrics: each KV tier series carries its owner's prefix, is named
+// without _total (the analysis adds it), has a RoleTier role and is that role's
+// only series, so that TierSeries names what the analysis read; every tier role
+// the analysis reads has its series.
+func TestTierMetrics(t *testing.T) {
+	owners := map[Role][]string{} // series names by role
+	check := func(owner, prefix string, m map[string]Role) {
+		for name, role := range m {
+			if !strings.HasPrefix(name, prefix) || strings.HasSuffix(name, "_total") {
+				t.Errorf("%s's tier series %q does not carry its prefix %q or ends in _total", owner, name, prefix)
+			}
+			if !strings.HasPrefix(string(role), "tier_") {
+				t.Errorf("%s's tier series %q has the role %q, not a tier role", owner, name, role)
+			}
+			owners[role] = append(owners[role], name)
+		}
+	}
+	for _, e := range All() {
+		check(e.Title, e.MetricPrefix, e.TierMetrics)
+	}
+	for _, c := range Connectors() {
+		if c.Title == "" || c.MetricPrefix == "" {
+			t.Errorf("connector %+v has no title or prefix", c)
+		}
+		if _, ok := OfMetricPrefix(c.MetricPrefix + "x"); ok {
+			t.Errorf("connector %s's prefix %q is an engine's", c.Title, c.MetricPrefix)
+		}
+		check(c.Title, c.MetricPrefix, c.TierMetrics)
+	}
+	for role, names := range owners {
+		if len(names) != 1 {
+			t.Errorf("tier role %s has the series %q, want one", role, names)
+		}
+	}
+	for _, tc := range []struct {
+		role Role
+		want string
+	}{
+		{RoleTierPromptBySource, "vllm:prompt_tokens_by_source"},
+		{RoleTierPrompt, "vllm:prompt_tokens"},
+		{RoleTierGPUHits, "vllm:prefix_cache_hits"},
+		{RoleTierExternalHits, "vllm:external_prefix_cache_hits"},
+		{RoleTierOffloadBytes, "vllm:kv_offload_total_bytes"},
+		{RoleTierHostUsage, "vllm:kv_offload_cpu_cache_usage_perc"},
+		{RoleTierConnectorHits, "lmcache:num_hit_tokens"},
+		{RoleTierConnectorRequested, "lmcache:num_requested_tokens"},
+		{RoleTierConnectorBytes, "lmcache:local_cache_usage"},
+		{RoleTierCachedBySource, "sglang:cached_tokens"},
+		{RoleTierCachedOf, "sglang:prompt_tokens"},
+		{RoleTierHostUsedTokens, "sglang:hicache_host_used_tokens"},
+		{RoleTierHostTokens, "sglang:hicache_host_total_tokens"},
+	} {
+		if got := TierSeries(tc.role); got != tc.want {
+			t.Errorf("TierSeries(%s) = %q, want %q", tc.role, got, tc.want)
+		}
+		delete(owners, tc.role)
+	}
+	if len(owners) > 0 {
+		t.Errorf("tier roles %v are not checked here", owners)
+	}
+	if got := TierSeries(RoleRunning); got != "" {
+		t.Errorf("TierSeries(%s) = %q, want none", RoleRunning, got)
+	}
+}

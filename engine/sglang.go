@@ -9,7 +9,10 @@ import (
 // sglang is SGLang. Its /metrics names: sglang:num_running_reqs,
 // sglang:num_queue_reqs, sglang:token_usage, sglang:num_used_tokens,
 // sglang:cache_hit_rate, sglang:gen_throughput, sglang:num_retracted_reqs,
-// sglang:max_total_num_tokens, sglang:generation_tokens_total. Its errors (mem_cache
+// sglang:max_total_num_tokens, sglang:generation_tokens_total. Its KV tier series
+// (srt/metrics/collector.py): sglang:cached_tokens{cache_source="device"|"host"|
+// "storage"} over sglang:prompt_tokens; sglang:hicache_host_used_tokens and
+// sglang:hicache_host_total_tokens are HiCache's host pool fill and size. Its errors (mem_cache
 // allocation): "Prefill out of memory" and "Decode out of memory" when even
 // eviction frees too few token slots; "Requested token count exceeds the model's
 // maximum context length" for a request too long.
@@ -29,6 +32,12 @@ func sglang() Engine {
 			"sglang:num_retracted_reqs":      RoleRetracted,
 			"sglang:max_total_num_tokens":    RoleDeclaredKV,
 			"sglang:generation_tokens_total": RoleGenTokens,
+		},
+		TierMetrics: map[string]Role{
+			"sglang:cached_tokens":             RoleTierCachedBySource,
+			"sglang:prompt_tokens":             RoleTierCachedOf,
+			"sglang:hicache_host_used_tokens":  RoleTierHostUsedTokens,
+			"sglang:hicache_host_total_tokens": RoleTierHostTokens,
 		},
 		KVExhausted:     []string{"prefill out of memory", "decode out of memory"},
 		ContextExceeded: []string{"maximum context length"},

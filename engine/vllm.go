@@ -13,16 +13,32 @@ import (
 // despite the name), vllm:num_preemptions_total, vllm:prefix_cache_queries_total
 // and _hits_total (older vllm:gpu_prefix_cache_*), vllm:generation_tokens_total,
 // vllm:cache_config_info (kv_cache_size_tokens when present, else num_gpu_blocks ×
-// block_size). Its errors: the V0 block manager's "exceeds the capacity of
+// block_size). Its KV tier series (vllm/v1/metrics/loggers.py):
+// vllm:prompt_tokens_by_source{source="local_cache_hit"|"external_kv_transfer"|
+// "local_compute"} splits the prompt tokens exactly; where it is absent,
+// vllm:prefix_cache_hits (GPU) and vllm:external_prefix_cache_hits (a KV
+// connector's, e.g. CPU offload or LMCache) over vllm:prompt_tokens. The
+// offloading connector's traffic is vllm:kv_offload_total_bytes{transfer_type=
+// "cpu_to_gpu"|"gpu_to_cpu"} (the case of transfer_type varies by version) and
+// its host pool's fill vllm:kv_offload_cpu_cache_usage_perc (a fraction, as
+// vLLM's other _perc gauges). Its errors: the V0 block manager's "exceeds the capacity of
 // block_manager"; "This model's maximum context length is N tokens" and "... is
 // longer than the model's context length" for a request too long.
 func vllm() Engine {
 	return Engine{
-		Name:             VLLM,
-		Title:            "vLLM",
-		OwnedBy:          "vllm",
-		MetricPrefix:     "vllm:",
-		Metrics:          vllmMetrics("vllm:"),
+		Name:         VLLM,
+		Title:        "vLLM",
+		OwnedBy:      "vllm",
+		MetricPrefix: "vllm:",
+		Metrics:      vllmMetrics("vllm:"),
+		TierMetrics: map[string]Role{
+			"vllm:prompt_tokens_by_source":         RoleTierPromptBySource,
+			"vllm:prompt_tokens":                   RoleTierPrompt,
+			"vllm:prefix_cache_hits":               RoleTierGPUHits,
+			"vllm:external_prefix_cache_hits":      RoleTierExternalHits,
+			"vllm:kv_offload_total_bytes":          RoleTierOffloadBytes,
+			"vllm:kv_offload_cpu_cache_usage_perc": RoleTierHostUsage,
+		},
 		DeclaredKVSeries: "vllm:cache_config_info",
 		KVExhausted:      []string{"exceeds the capacity of block_manager"},
 		ContextExceeded:  []string{"maximum context length", "is longer than the model's context length"},

@@ -44,3 +44,27 @@ func TestRecordSearchStartUsesEngineReserve(t *testing.T) {
 		})
 	}
 }
+
+// TestAnalyzeReserveIsTheRunsEngine (issue 28, item 4): analyze with
+// --model-config and --gpu, given no --engine, models the reserve of the engine
+// the run recorded (an SGLang server's here) and says which; --engine still
+// chooses.
+func TestAnalyzeReserveIsTheRunsEngine(t *testing.T) {
+	eng := enginetest.New(enginetest.Config{Model: "m", Kind: "sglang", KVTokens: 1 << 20})
+	defer eng.Close()
+	out := filepath.Join(t.TempDir(), "run.parquet")
+	ceiling(t, "record", "--url", eng.URL(), "--concurrency", "1,2", "--requests-per-level", "4", "--prompt-tokens", "32", "--output-tokens", "4", "--warmup", "0", "-o", out)
+	deploy := []string{"--model-config", "../../samples/models/llama-3.1-8b.json", "--gpu", "h100-sxm"}
+	for _, tc := range []struct {
+		flags []string
+		want  string
+	}{
+		{nil, "reserve modelled from SGLang: "},
+		{[]string{"--engine", "vllm"}, "reserve modelled from vLLM at max_num_batched_tokens 8,192"},
+	} {
+		text := ceiling(t, append(append([]string{"analyze", out}, deploy...), tc.flags...)...)
+		if !strings.Contains(text, tc.want) {
+			t.Errorf("analyze %v: lacks %q:\n%s", tc.flags, tc.want, text)
+		}
+	}
+}

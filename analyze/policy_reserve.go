@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"encoding/json"
 	"fmt"
 
 	"github.com/ceiling-llm/ceiling/capacity"
@@ -52,4 +53,14 @@ func noteReserveFallback(c *Capacity, fallback string) {
 	m.Assumption += "; " + fallback
 	b.ReserveModel = &m
 	c.Budget = &b
+}
+
+// runKind is the engine kind of the server r was recorded from (r.Server), or
+// engine.Unknown.
+func runKind(r *Run) engine.Name {
+	var sm serverMeta
+	if r == nil || len(r.Server) == 0 || json.Unmarshal(r.Server, &sm) != nil || sm.Kind == "" {
+		return engine.Unknown
+	}
+	return sm.Kind
 }

@@ -65,3 +65,48 @@ func TestRunReserveIsTheRunsEngine(t *testing.T) {
 		})
 	}
 }
+
+// TestWhatIfReserveIsTheRunsEngine: a what-if of an SGLang run models the
+// measured and the changed deployment with SGLang's reserve, as its capacity: its
+// predicted KV capacity is the plan's under SGLang's reserve, not vLLM's.
+func TestWhatIfReserveIsTheRunsEngine(t *testing.T) {
+	info := knownInfo()
+	info.Server.Kind = engine.SGLang
+	info.Server.KVCapacityTokens = nil // the capacity is the model's
+	path := writeTrace(t, t.TempDir(), "sglang.parquet", info, knownRows())
+	cfg, err := capacity.LoadModelConfig("../samples/models/llama-3.1-8b.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, eng := range []string{"", capacity.EngineVLLM} {
+		in := capacity.BudgetInput{GPU: "h100-sxm", Utilization: 0.9, Reserve: &capacity.ReserveInput{Engine: eng}}
+		opt := Options{ModelConfig: "../samples/models/llama-3.1-8b.json", Resamples: -1, BudgetInput: in}
+		a, err := Analyze(context.Background(), []string{path}, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := WhatIf(&a.Runs[0], opt, WhatIfChange{KVDtype: "fp8"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := in
+		want.KVDtype = "fp8"
+		want.Reserve = &capacity.ReserveInput{Engine: capacity.EngineSGLang}
+		if eng != "" {
+			want.Reserve.Engine = eng
+		}
+		p, err := capacity.PlanBudget(cfg, want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got int64 = -1
+		for _, row := range res.Rows {
+			if row.Predicted {
+				got = row.KVCapacityTokens
+			}
+		}
+		if got != p.KVTokens {
+			t.Errorf("engine %q: predicted KV capacity %d tokens, want %d (the plan under %s's reserve)", eng, got, p.KVTokens, want.Reserve.Engine)
+		}
+	}
+}

@@ -15,10 +15,12 @@ const modelDisagreement = 0.25
 // modelRun fills r.Capacity, r.Fit, r.Ceilings, r.Ceiling and appends its warnings
 // (fewer than 4 levels, no plateau reached...) given r.Levels already computed.
 func modelRun(r *Run, facts serverFacts, work workloadTokens, opt Options) error {
+	opt, reserveFallback := runReserve(opt, facts.Kind)
 	capacity, warnings, err := buildCapacity(facts, work, r.Levels, opt)
 	if err != nil {
 		return err
 	}
+	noteReserveFallback(capacity, reserveFallback)
 	r.Capacity = capacity
 	r.Warnings = append(r.Warnings, warnings...)
 

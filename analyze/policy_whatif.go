@@ -119,7 +119,9 @@ func whatIf(r *Run, opt Options, change WhatIfChange) ([]WhatIfRow, curveResult,
 	if opt.ModelConfig == "" || (opt.GPU == "" && opt.MemoryGiB <= 0) {
 		return nil, curve, errors.New("what-if needs Options.ModelConfig and BudgetInput.GPU (the capacity model of the measured run)")
 	}
-	// The deployment the run was analyzed with (computed once, config.json parsed once).
+	// The deployment the run was analyzed with (computed once, config.json parsed
+	// once), with the reserve of the run's engine as its capacity has.
+	opt, _ = runReserve(opt, runKind(r))
 	if err := opt.Prepare(); err != nil {
 		return nil, curve, err
 	}

@@ -76,6 +76,20 @@ const (
 	EngineSGLang = "sglang"
 )
 
+// ReserveEngineOf is the modelled reserve's engine for a server kind as traces
+// name it (trace.ServerInfo.Kind: "vllm", "sglang", ...). ok is false for a kind
+// whose reserve is not modelled (llama.cpp, TGI, an unknown server): callers then
+// fall back to EngineVLLM, as the plan does, and say so.
+func ReserveEngineOf(kind string) (reserveEngine string, ok bool) {
+	switch kind {
+	case "vllm":
+		return EngineVLLM, true
+	case "sglang":
+		return EngineSGLang, true
+	}
+	return EngineVLLM, false
+}
+
 // ReserveInput is what the modelled reserve depends on beyond the model and the
 // shape: the engine and its batch limits (0 = the engine's defaults on the GPU).
 type ReserveInput struct {

@@ -141,6 +141,12 @@ type Options struct {
 	// prediction for the declared deployment).
 	SearchStart    float64
 	SearchStartWhy string
+	// PlanStart, with Auto, plans the search's start again once the probe has
+	// found the server's engine (trace.ServerInfo.Kind, "vllm", "sglang"...): the
+	// CLI's prediction from
+	// the KV capacity model, whose reserve depends on the engine. A start above 0
+	// replaces SearchStart and SearchStartWhy; 0 keeps them. nil: no re-planning.
+	PlanStart func(serverKind string) (start float64, why string)
 
 	// crashAfterLevels, in tests, makes Record return right after sealing that many
 	// levels, without merging: what a kill -9 between levels leaves on disk.

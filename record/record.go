@@ -262,6 +262,17 @@ func Record(ctx context.Context, opts Options) (trace.RunInfo, error) {
 		r.warn(warning)
 	}
 
+	// The predicted start depends on the engine's reserve, known now.
+	if opts.Auto && opts.PlanStart != nil {
+		if start, why := opts.PlanStart(string(pr.Server.Kind)); start > 0 {
+			if err := checkFileLimit(int(start)); err != nil {
+				return cleanupOnEarlyError(err)
+			}
+			opts.SearchStart, opts.SearchStartWhy = start, why
+			r.opts.SearchStart, r.opts.SearchStartWhy = start, why
+		}
+	}
+
 	// One request before the sweep: it proves the key and the model, and measures
 	// how the server counts prompt tokens.
 	r.progress("probing %s (model %s)", cl.BaseURL(), cl.Redact(opts.Model))

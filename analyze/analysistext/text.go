@@ -391,6 +391,9 @@ func capacityLines(c *analyze.Capacity) []string {
 		out = append(out, fmt.Sprintf("budget per GPU (%s, %d GPUs, TP %d): %.1f GiB × %.2f utilization − %.1f GiB weights − %.1f GiB reserve = %.1f GiB for KV (%s)",
 			g.GPU, g.GPUs, g.TP, float64(g.MemoryBytes)/gib, g.Utilization, float64(g.WeightsBytes)/gib,
 			float64(g.ReserveBytes)/gib, float64(g.KVBudgetBytes)/gib, g.KVDtype))
+		if m := g.ReserveModel; m != nil {
+			out = append(out, "reserve modelled from "+m.Assumption)
+		}
 	}
 	if r := c.KVBudgetRange; r != nil {
 		const gib = 1 << 30

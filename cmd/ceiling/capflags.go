@@ -55,7 +55,7 @@ func (c *capacityFlags) addBudget(fs *pflag.FlagSet) {
 	fs.Float64Var(&c.util, "gpu-util", capacity.DefaultUtilization, "fraction of GPU memory the server may use (vLLM --gpu-memory-utilization)")
 	fs.Float64Var(&c.weightsGiB, "weights-gib", 0, "weights per GPU in GiB, as the server logs them (default: estimated from the config)")
 	fs.Float64Var(&c.reserveGiB, "reserve-gib", 0, "a flat activation/overhead reserve per GPU in GiB (default: modelled from vLLM's batch limits, CUDA graphs and NCCL buffers; see docs/capacity.md)")
-	fs.StringVar(&c.engine, "engine", capacity.EngineVLLM, "the engine the modelled reserve is for: vllm (V1), vllm-v0, sglang (then --gpu-util is --mem-fraction-static)")
+	fs.StringVar(&c.engine, "engine", capacity.EngineVLLM, "the engine the modelled reserve is for: vllm (V1), vllm-v0, sglang (then --gpu-util is --mem-fraction-static); analyze and report default to the run's engine")
 	fs.IntVar(&c.maxBatchedTokens, "max-num-batched-tokens", 0, "the engine's max_num_batched_tokens, for the modelled reserve (default: vLLM's for the GPU, 8192 or 2048)")
 	fs.IntVar(&c.maxSeqs, "max-num-seqs", 0, "the engine's max_num_seqs, for the modelled reserve (default: vLLM's for the GPU, 1024 or 256)")
 	fs.StringVar(&c.kvDtype, "kv-dtype", "auto", "KV cache dtype: auto (the model's dtype), bf16, fp16, fp8, fp32")
@@ -179,6 +179,10 @@ func (c *capacityFlags) budgetInput() capacity.BudgetInput {
 	// The modelled reserve is the headline; a flat figure only when asked for.
 	if c.fs == nil || !c.fs.Changed("reserve-gib") {
 		in.Reserve = &capacity.ReserveInput{Engine: c.engine, MaxBatchedTokens: c.maxBatchedTokens, MaxSeqs: c.maxSeqs}
+		if c.fs != nil && !c.fs.Changed("engine") {
+			// No engine chosen: plan models vLLM V1 (""), analyze the run's engine.
+			in.Reserve.Engine = ""
+		}
 	}
 	return in
 }

@@ -256,7 +256,10 @@ func runRecord(ctx context.Context, e env, args []string) int {
 		return usageErr(msg)
 	}
 	if opts.Auto && opts.SearchStart == 0 {
-		opts.SearchStart, opts.SearchStartWhy = predictedStart(cf, opts.PromptTokens+opts.OutputTokens)
+		tokens := opts.PromptTokens + opts.OutputTokens
+		// vLLM's reserve until the probe names the engine; then the engine's own.
+		opts.SearchStart, opts.SearchStartWhy = predictedStart(cf, tokens, "")
+		opts.PlanStart = func(serverKind string) (float64, string) { return predictedStart(cf, tokens, serverKind) }
 	}
 	if err := opts.Validate(); err != nil {
 		return usageErr(recordError(err).Error())

@@ -116,9 +116,11 @@ func searchFlags(fs *pflag.FlagSet, o *record.Options, v searchFlagValues) strin
 
 // predictedStart is the plan's prediction of the concurrency the KV cache holds
 // for the declared deployment (--model-config with --gpu), at the workload's
-// request length: where the search starts. 0 when nothing is declared or the
-// model cannot say.
-func predictedStart(cf capacityFlags, tokens int) (float64, string) {
+// request length: where the search starts. The reserve is modelled for the
+// server's engine (serverKind as the probe names it; "" before the probe, and an
+// engine the reserve model does not cover, get vLLM V1's, as plan's default).
+// 0 when nothing is declared or the model cannot say.
+func predictedStart(cf capacityFlags, tokens int, serverKind string) (float64, string) {
 	if cf.modelConfig == "" || cf.gpu == "" || tokens <= 0 {
 		return 0, ""
 	}
@@ -127,7 +129,10 @@ func predictedStart(cf capacityFlags, tokens int) (float64, string) {
 		return 0, ""
 	}
 	in := cf.budgetInput()
-	in.Utilization, in.ReserveGiB = capacity.DefaultUtilization, capacity.DefaultReserveGiB
+	// record takes no budget flags: the plan's defaults, with the modelled reserve.
+	reserveEngine, modelled := capacity.ReserveEngineOf(serverKind)
+	in.Utilization, in.ReserveGiB = capacity.DefaultUtilization, 0
+	in.Reserve = &capacity.ReserveInput{Engine: reserveEngine}
 	if in.KVDtype == "" {
 		in.KVDtype = "auto"
 	}
@@ -140,5 +145,13 @@ func predictedStart(cf capacityFlags, tokens int) (float64, string) {
 		return 0, ""
 	}
 	c = math.Min(math.Floor(c), record.MaxConcurrency)
-	return c, fmt.Sprintf("the plan's prediction for the declared deployment (%s on %s): the KV cache holds %g requests of %d tokens", cf.modelConfig, cf.gpu, c, tokens)
+	reserve := reserveEngine + "'s modelled reserve"
+	switch {
+	case modelled || serverKind == "":
+	case serverKind == "unknown":
+		reserve += " (the server's engine is unknown)"
+	default:
+		reserve += fmt.Sprintf(" (%s's is not modelled)", serverKind)
+	}
+	return c, fmt.Sprintf("the plan's prediction for the declared deployment (%s on %s, %s): the KV cache holds %g requests of %d tokens", cf.modelConfig, cf.gpu, reserve, c, tokens)
 }

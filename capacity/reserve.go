@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/ceiling-llm/ceiling/engine"
 	"github.com/ceiling-llm/ceiling/internal/numfmt"
 )
 
@@ -64,7 +65,7 @@ func ModelledReserve(c *ModelConfig, tp, maxBatchedTokens, maxSeqs int) ReserveE
 const (
 	// EngineVLLM is vLLM V1 (≥ 0.10): the KV cache is what is left after the
 	// weights, the profiled activation peak, non-torch memory and the CUDA graphs.
-	EngineVLLM = "vllm"
+	EngineVLLM = string(engine.VLLM)
 	// EngineVLLMV0 is vLLM's V0 engine (≤ 0.9): as V1, but CUDA graphs are captured
 	// after the KV cache is allocated, out of the memory above the utilization cap.
 	EngineVLLMV0 = "vllm-v0"
@@ -73,18 +74,18 @@ const (
 	// live in that remainder, so only the memory held before the weights (CUDA
 	// context, NCCL) counts against the pool. --gpu-util is then
 	// --mem-fraction-static.
-	EngineSGLang = "sglang"
+	EngineSGLang = string(engine.SGLang)
 )
 
 // ReserveEngineOf is the modelled reserve's engine for a server kind as traces
-// name it (trace.ServerInfo.Kind: "vllm", "sglang", ...). ok is false for a kind
+// name it (trace.ServerInfo.Kind: engine.VLLM, engine.SGLang, ...). ok is false for a kind
 // whose reserve is not modelled (llama.cpp, TGI, an unknown server): callers then
 // fall back to EngineVLLM, as the plan does, and say so.
 func ReserveEngineOf(kind string) (reserveEngine string, ok bool) {
-	switch kind {
-	case "vllm":
+	switch engine.Name(kind) {
+	case engine.VLLM:
 		return EngineVLLM, true
-	case "sglang":
+	case engine.SGLang:
 		return EngineSGLang, true
 	}
 	return EngineVLLM, false

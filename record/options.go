@@ -142,7 +142,7 @@ type Options struct {
 	SearchStart    float64
 	SearchStartWhy string
 	// PlanStart, with Auto, plans the search's start again once the probe has
-	// found the server's engine (trace.ServerInfo.Kind, "vllm", "sglang"...): the
+	// found the server's engine (trace.ServerInfo.Kind: engine.VLLM, engine.SGLang, ...): the
 	// CLI's prediction from
 	// the KV capacity model, whose reserve depends on the engine. A start above 0
 	// replaces SearchStart and SearchStartWhy; 0 keeps them. nil: no re-planning.

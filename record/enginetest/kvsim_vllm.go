@@ -109,8 +109,11 @@ func (v *vllmSim) step() stepOut {
 	if out.preempted == 0 {
 		for len(v.waiting) > 0 && budget > 0 && len(v.running) < v.maxSeqs {
 			r := v.waiting[0]
+			// A request that already holds computed tokens (loaded back from a
+			// host tier, kvsim_offload.go) does not look the GPU cache up again.
+			lookup := v.pool != nil && r.computed == 0
 			var hit []int
-			if v.pool != nil {
+			if lookup {
 				hit = v.pool.lookup(r)
 			}
 			cachedTokens := len(hit) * blockSize
@@ -119,7 +122,7 @@ func (v *vllmSim) step() stepOut {
 			if len(sched) > 0 {
 				wm = v.watermarkBlocks
 			}
-			need := blocksFor(cachedTokens+n) - len(hit)
+			need := blocksFor(r.computed+cachedTokens+n) - len(hit)
 			if v.pool != nil {
 				need += v.pool.evictable(hit) // touching a free cached block takes it from the free queue
 			}
@@ -128,7 +131,7 @@ func (v *vllmSim) step() stepOut {
 			}
 			v.waiting = v.waiting[1:]
 			v.running = append(v.running, r)
-			if v.pool != nil {
+			if lookup {
 				v.lookedUp(r, cachedTokens)
 				v.pool.touch(r, hit)
 				r.held, r.computed = len(hit), cachedTokens

@@ -185,6 +185,11 @@ func serverBinding(r *Run, levels []Level) []string {
 				ev += fmt.Sprintf(", %.1f requests waiting in the server on average", *s.WaitingMean)
 			}
 			b = &ServerBinding{Limit: "kv", Level: l.Level, Evidence: []string{ev, client}}
+			if c := r.Capacity; c != nil && c.PrefixSharing != nil && c.PrefixSharing.Text != "" {
+				// What the full cache holds: with shared prefixes counted once
+				// (or why not), as the client-side KV ceiling's evidence says it.
+				b.Evidence = append(b.Evidence, c.PrefixSharing.Text)
+			}
 		case s.RunningMax != nil && s.WaitingMean != nil && *s.WaitingMean >= 0.5 && slots > 0 && *s.RunningMax >= slotPinned*slots:
 			b = &ServerBinding{Limit: "batch", Level: l.Level, Evidence: []string{
 				fmt.Sprintf("the server's running count is pinned at its %g slots at %s (running %.1f on average, at most %.0f; %.1f waiting in the server)",

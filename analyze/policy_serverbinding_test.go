@@ -60,3 +60,23 @@ func show(v *float64) string {
 	}
 	return strconv.FormatFloat(*v, 'g', -1, 64)
 }
+
+// TestServerBindingKVSaysPrefixSharing: the CI failure of TestSharedPrefixKVCeiling
+// under load: the client side named batch, the server's counters (KV usage 85%,
+// requests waiting) named kv, and the KV-bound ceiling's evidence lost what the
+// cache holds, the shared prefix counted once.
+func TestServerBindingKVSaysPrefixSharing(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	levels := []Level{{Level: 0, Concurrency: 25, Requests: 80, DecodeConcurrency: 19.9, WaitingConcurrency: 4.5,
+		Server: &ServerCounters{KVUsageMax: f(0.85), WaitingMean: f(0.6), RunningMean: f(20), RunningMax: f(24)}}}
+	const text = "shared prefixes counted once: 2,000 of each request's 2,200 tokens"
+	r := &Run{Levels: levels, Ceiling: Ceiling{Concurrency: f(24), Binding: "batch"},
+		Capacity: &Capacity{PrefixSharing: &PrefixSharing{Credited: true, Text: text}}}
+	ev := strings.Join(serverBinding(r, levels), "\n")
+	if r.Ceiling.Binding != "kv" {
+		t.Fatalf("binding %q, want kv from the server's counters", r.Ceiling.Binding)
+	}
+	if !strings.Contains(ev, text) {
+		t.Errorf("KV-bound evidence lacks the prefix sharing:\n%s", ev)
+	}
+}

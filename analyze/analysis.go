@@ -19,8 +19,9 @@ type Analysis struct {
 	// Predictions are planners' predictions set beside the measured runs
 	// (policy_predicted.go): never measurements, always marked predicted.
 	Predictions []PredictionCheck `json:"predictions,omitempty"`
-	// SummaryChecks are other tools' summary-level points (an llm-d benchmark
-	// report, InferenceX results) set beside the measured runs (policy_summarycheck.go).
+	// SummaryChecks are summary-level points (an llm-d benchmark report,
+	// InferenceX results, a CSV of published levels) set beside the measured runs
+	// (policy_summarycheck.go).
 	SummaryChecks []SummaryCheck `json:"summary_checks,omitempty"`
 	// MatchedSpeed compares the runs (and predictions) at the same per-user
 	// speeds (policy_matchedspeed.go); absent with fewer than two curves.

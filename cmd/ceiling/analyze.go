@@ -18,7 +18,9 @@ Reads recorded runs (a trace file, or the RUN.parts directory of an interrupted 
 the RUN.metrics.parquet sidecar is picked up when present) and prints per-level
 statistics, the KV capacity, the throughput fit, the ceilings and the warnings.
 Several runs are shown side by side. The shard traces of one sweep (record
---shard) are merged into one run first, as 'ceiling merge' does.
+--shard) are merged into one run first, as 'ceiling merge' does. Published levels
+(an InferenceX result JSON, a CSV of levels as 'ceiling whatif' reads) and a
+planner's table (--predicted) are set beside the measured runs.
 
 `
 
@@ -27,6 +29,7 @@ const analyzeExample = `Example:
       --model-config samples/models/llama-3.1-8b.json --gpu h100-sxm --gpus 1 --tp 1
   ceiling analyze run-a.parquet run-b.parquet.parts --format json -o analysis.json
   ceiling analyze run-0.parquet run-1.parquet run-2.parquet   # three shards: one run
+  ceiling analyze run.parquet samples/published/kimi-k2.5-int4-8xh200-tp8.csv   # published levels beside it
   # a run recorded with --gpu-metrics-url: energy cost beside the GPU-hour cost
   ceiling analyze run.parquet --gpus 8 --gpu-hour-cost 2.5 --power-cost 0.12 --pue 1.3
 

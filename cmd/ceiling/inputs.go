@@ -119,7 +119,7 @@ func analyzeGiven(ctx context.Context, e env, h help, names, predicted []string,
 		return nil, exitFailed, false
 	}
 	if len(runs) == 0 && len(sums) > 0 && len(preds) == 0 {
-		return nil, h.usageError(e, "no measured run given: summary-level points (an llm-d report, InferenceX results) are set beside a measured run; they hold no requests to analyze"), false
+		return nil, h.usageError(e, "no measured run given: summary-level points (an llm-d report, InferenceX results, a CSV of published levels) are set beside a measured run; they hold no requests to analyze (to predict another deployment from them: ceiling whatif POINTS --gpu ...)"), false
 	}
 	if len(runs) == 0 {
 		return nil, h.usageError(e, "no measured run given: a planner's predictions are shown beside a measured run"), false

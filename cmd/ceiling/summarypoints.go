@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -15,10 +16,19 @@ import (
 )
 
 // splitSummaries separates the summary-level files given as runs (an llm-d
-// benchmark report, InferenceX points) from the rest and reads them: they hold no
-// requests to analyze, and are set beside the measured runs instead.
+// benchmark report, InferenceX points, a CSV of published levels) from the rest
+// and reads them: they hold no requests to analyze, and are set beside the
+// measured runs instead.
 func splitSummaries(args []string) (rest []string, sums []*importer.Summary, err error) {
 	for _, a := range args {
+		if strings.EqualFold(filepath.Ext(a), ".csv") && isPublishedLevels(a) {
+			s, err := importer.ReadSummaryCSV(a)
+			if err != nil {
+				return nil, nil, err
+			}
+			sums = append(sums, s)
+			continue
+		}
 		// Detect opens the file: a FIFO or device would block it, and is left to
 		// the run reader, which refuses it by name.
 		if st, err := os.Stat(a); err != nil || !(st.Mode().IsRegular() || st.IsDir()) {
@@ -37,6 +47,15 @@ func splitSummaries(args []string) (rest []string, sums []*importer.Summary, err
 		sums = append(sums, s)
 	}
 	return rest, sums, nil
+}
+
+// isPublishedLevels says whether a CSV given to analyze or report is a table of
+// published levels: one a planner's table header does not claim (those are
+// predictions, as they have always been here). A trace is never a CSV; read as
+// Parquet, the table would be called corrupt.
+func isPublishedLevels(path string) bool {
+	_, err := importer.DetectPrediction(path)
+	return errors.Is(err, importer.ErrNotPrediction)
 }
 
 // attachSummaries sets every summary-level file beside every measured run of a.

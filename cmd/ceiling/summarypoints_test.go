@@ -112,3 +112,60 @@ func TestAnalyzeLeavesOutImpossibleSummaryPoints(t *testing.T) {
 		t.Error("the report does not say the impossible point was left out")
 	}
 }
+
+// Issue 28 item 3 in analyze and report: a CSV of published levels is set beside a
+// measured run as summary-level points (it was read as a Parquet file and called
+// corrupt), the closed-loop points show no request rate, a bad CSV is refused with
+// its row named, and given alone it is refused with what to do instead.
+func TestAnalyzeWithPublishedLevelsCSV(t *testing.T) {
+	run := filepath.Join("..", "..", "samples", "llamacpp-d768-4slots.parquet")
+	points := filepath.Join(t.TempDir(), "levels.csv")
+	body := "# a comment line, as in samples/published\nconcurrency,output_tok_s_per_gpu,per_user_tok_s,source\n4,80,25,blog\n64,130,16.7,blog\n"
+	if err := os.WriteFile(points, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runCLI("analyze", run, points, "--format", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var a analyze.Analysis
+	if err := json.Unmarshal([]byte(stdout), &a); err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Runs) != 1 || len(a.SummaryChecks) != 1 || len(a.SummaryChecks[0].Points) != 2 {
+		t.Fatalf("%d runs, %d summary checks: want the run with the CSV's 2 levels beside it", len(a.Runs), len(a.SummaryChecks))
+	}
+	p := a.SummaryChecks[0].Points[0]
+	if p.MeasuredLevel == nil || p.Measured.OutputTokSPerGPU == nil || p.DiffPct.OutputTokSPerGPU == nil {
+		t.Errorf("the c=4 level is not compared with the run's c=4: %+v", p)
+	}
+	_, text, _ := runCLI("analyze", run, points)
+	row := ""
+	for _, line := range strings.Split(text, "\n") {
+		if strings.Contains(line, "levels.csv row 1") {
+			row = line
+		}
+	}
+	if row == "" || strings.Contains(text, "(;") || strings.Contains(row, "0.00") {
+		t.Errorf("text: want the CSV's rows, no empty version, no rate of 0 for closed-loop points:\n%s", text)
+	}
+	html := filepath.Join(t.TempDir(), "r.html")
+	if code, _, stderr := runCLI("report", run, points, "-o", html); code != 0 {
+		t.Fatalf("report: exit %d: %s", code, stderr)
+	}
+	if b, err := os.ReadFile(html); err != nil || !strings.Contains(string(b), "levels.csv row 2") {
+		t.Errorf("the report does not show the CSV's levels (%v)", err)
+	}
+	code, _, stderr = runCLI("analyze", points)
+	if code != exitUsage || !strings.Contains(stderr, "a CSV of published levels") || !strings.Contains(stderr, "ceiling whatif") {
+		t.Errorf("the CSV alone: exit %d, %s", code, stderr)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.csv")
+	if err := os.WriteFile(bad, []byte("concurrency,output_tok_s_per_gpu\n4,40\n8,-3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr = runCLI("analyze", run, bad)
+	if code == 0 || !strings.Contains(stderr, "bad.csv") || !strings.Contains(stderr, "row 2") || strings.Contains(stderr, "Parquet") {
+		t.Errorf("a bad CSV: exit %d, %s", code, stderr)
+	}
+}

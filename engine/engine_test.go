@@ -1,9 +1,10 @@
 package engine
 
 import (
-	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/ceiling-llm/ceiling/internal/depstest"
 )
 
 // TestNamesAreTheTraceFormat: the names are written into traces and the analysis'
@@ -126,13 +127,8 @@ func TestErrorTextsAreLowerCase(t *testing.T) {
 // analysis all use this package, so it must sit below every one of them: it
 // imports nothing of ours but the number formatter.
 func TestImportsNothingOfOurs(t *testing.T) {
-	out, err := exec.Command("go", "list", "-deps", ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go list -deps: %v\n%s", err, out)
-	}
-	const mod = "github.com/ceiling-llm/ceiling/"
-	for _, p := range strings.Fields(string(out)) {
-		if strings.HasPrefix(p, mod) && p != mod+"engine" && p != mod+"internal/numfmt" {
+	for _, p := range depstest.Ours(t) {
+		if p != "engine" && p != "internal/numfmt" {
 			t.Errorf("engine depends on %s", p)
 		}
 	}

@@ -55,15 +55,10 @@ type valScore struct {
 	from, to       *valDep
 	c              float64
 	measured, pred float64
-	// raw is the prediction before the vendor offsets (pred is after them), with
-	// the step overhead fitted for it; step is its decomposition, to predict again
-	// at another overhead.
-	raw  float64
-	step valStep
-	// overhead is the step overhead (seconds) this prediction was made with.
-	overhead float64
-	q        float64 // the leave-one-deployment-out half-width (log)
-	uq       float64 // the same for the per-user speed
+	// raw is the prediction before the vendor offsets (pred is after them).
+	raw float64
+	q   float64 // the leave-one-deployment-out half-width (log)
+	uq  float64 // the same for the per-user speed
 	// wide is true where the held-out errors were too few to calibrate q (it is
 	// then the widest of them × 1.5).
 	wide bool
@@ -240,40 +235,12 @@ func changeKind(a, b *valDep, from, to valPt) prediction.ChangeKind {
 	return prediction.ChangeConcurrency
 }
 
-// valStep is a prediction's decomposition into steps (seconds), to predict it at
-// any step overhead (prediction.CarryStep): the measured step of the source point
-// (its batch ÷ its output tok/s) and its roofline step with prefill, the target's
-// roofline step at its batch, and the same for the per-user speed (the source's
-// time between tokens; 0 where it publishes none).
-type valStep struct {
-	batch                    float64
-	measured, fromRoof, roof float64
-	user, userFromRoof       float64
-	scale                    float64
-}
-
-// at is the prediction at the step overhead t0: output tok/s and per-user tok/s
-// (0 where the source publishes no per-user speed).
-func (p valStep) at(t0 float64) (out, user float64) {
-	if os.Getenv("OV_PERLAYER") != "" {
-		t0 *= p.scale
-	}
-	if st := prediction.CarryStep(p.measured, p.fromRoof, p.roof, t0); st > 0 {
-		out = p.batch / st
-	}
-	if st := prediction.CarryStep(p.user, p.userFromRoof, p.roof, t0); st > 0 {
-		user = 1 / st
-	}
-	return out, user
-}
-
 // predictPoint predicts b's point to from a's point from, as whatif does: from's
-// step split into its kernels' time (a share of its roofline step with prefill)
-// and the fixed step overhead, carried to b's roofline step at to's lengths, at
-// the batch from ran scaled to to's concurrency (the modelled maximum batch where
-// to publishes none), capped by what b's KV cache holds. Without the overhead
-// that is from's share of its roofline times b's roofline.
-func predictPoint(a, b *valDep, from, to valPt) valStep {
+// share of its roofline with prefill times b's roofline at to's lengths, at the
+// batch from ran scaled to to's concurrency (the modelled maximum batch where to
+// publishes none), capped by what b's KV cache holds. user is the per-user speed
+// predicted the same way (0 where from has none).
+func predictPoint(a, b *valDep, from, to valPt) (out, user float64) {
 	src := a.roof.AtWorkload(from.batch, from.prompt, from.output)
 	batch := to.batch // modelled, for a point without a published concurrency
 	switch {
@@ -286,11 +253,7 @@ func predictPoint(a, b *valDep, from, to valPt) valStep {
 		batch = holds
 	}
 	dst := b.roof.AtWorkload(batch, to.prompt, to.output)
-	p := valStep{batch: batch, measured: from.batch / from.out, fromRoof: src.StepS, roof: dst.StepS, userFromRoof: src.StepS, scale: float64(a.roof.Layers*a.roof.Shape.PP) / 60}
-	if from.user > 0 {
-		p.user = 1 / from.user
-	}
-	return p
+	return from.out / src.TotalTokS * dst.TotalTokS, from.user / src.PerUserTokS * dst.PerUserTokS
 }
 
 // maxConcurrencyRatio is how far apart two published concurrencies may be for one
@@ -367,34 +330,29 @@ func scoreDeployments(deps []*valDep) []valScore {
 				if !ok {
 					continue
 				}
-				st := predictPoint(a, b, from, *to)
-				v, u := st.at(0)
+				v, u := predictPoint(a, b, from, *to)
 				lo, hi := oldSpread(a, from)
-				scores = append(scores, valScore{kind: changeKind(a, b, from, *to), from: a, to: b, c: to.c, measured: to.out, pred: v, raw: v, step: st,
+				scores = append(scores, valScore{kind: changeKind(a, b, from, *to), from: a, to: b, c: to.c, measured: to.out, pred: v, raw: v,
 					oldCovered: v*lo <= to.out*(1+1e-9) && to.out <= v*hi*(1+1e-9), userMeasured: to.user, userPred: u})
 			}
 		}
 	}
-	// The step overhead and the vendor offsets of a prediction a → b are fitted
-	// without a and b.
+	// The vendor offsets of a prediction a → b are fitted without a and b.
 	type pair struct{ a, b *valDep }
-	type fit struct{ t0, d float64 }
-	fits := map[pair]fit{}
+	shifts := map[pair]float64{}
 	for i := range scores {
 		s := &scores[i]
 		k := pair{s.from, s.to}
-		f, ok := fits[k]
+		d, ok := shifts[k]
 		if !ok {
-			t0, off := fitOverhead(scores, func(o valScore) bool {
+			off := fitVendorOffsets(scores, func(o valScore) bool {
 				return o.from != k.a && o.from != k.b && o.to != k.a && o.to != k.b
 			})
-			f = fit{t0, off[vendorOf(s.from)] - off[vendorOf(s.to)]}
-			fits[k] = f
+			d = off[vendorOf(s.from)] - off[vendorOf(s.to)]
+			shifts[k] = d
 		}
-		v, u := s.step.at(f.t0)
-		s.overhead, s.raw = f.t0, v
-		s.pred = v * math.Exp(-f.d)
-		s.userPred = u * math.Exp(-f.d)
+		s.pred = s.raw * math.Exp(-d)
+		s.userPred *= math.Exp(-d)
 	}
 	// Leave one deployment out: the interval of a prediction a → b is calibrated on
 	// the errors of its kind between deployments other than a and b.
@@ -515,9 +473,6 @@ func writeCalibratedScores(doc *strings.Builder, scores []valScore) []prediction
 			from = fmt.Sprintf("too few (%d errors, %d deployments): widest × %.1f", cal.Errors, cal.Deployments, prediction.UncalibratedWidening)
 		}
 		med, cov := valMedian(g.abs), float64(g.covered)/float64(len(g.abs))*100
-		if os.Getenv("OV_MAX") != "" {
-			fmt.Printf("OVDBG %s median %.2f user-median %.2f\n", k, med, valMedian(g.userAbs))
-		}
 		// Each target deployment weighing one, as the calibration weighs them.
 		depCov := 0.0
 		for pk, pg := range perTarget {
@@ -604,7 +559,7 @@ func maxOf(v []float64) float64 {
 
 // checkCalibrationTable writes prediction/calibration_table.go from the table
 // (with -update) or checks that it is current.
-func checkCalibrationTable(table []prediction.Calibration, vendors map[string]float64, overheadS float64, update bool) error {
+func checkCalibrationTable(table []prediction.Calibration, vendors map[string]float64, update bool) error {
 	var b bytes.Buffer
 	b.WriteString("// Code generated by go test ./analyze -run TestValidation -update; DO NOT EDIT.\n\npackage prediction\n\n")
 	b.WriteString("// calibrationTable is the interval of each kind of change, calibrated on every\n// held-out error of analyze/testdata/validation (docs/validation.md).\n")
@@ -629,9 +584,7 @@ func checkCalibrationTable(table []prediction.Calibration, vendors map[string]fl
 	for _, v := range names {
 		fmt.Fprintf(&b, "\t\t%q: %s,\n", v, strconv.FormatFloat(vendors[v], 'g', 6, 64))
 	}
-	b.WriteString("\t}\n}\n\n")
-	b.WriteString("// stepOverheadS is the fixed overhead of a decode step (seconds), fitted with the\n// vendor offsets on every held-out error (docs/predictions.md).\n")
-	fmt.Fprintf(&b, "func stepOverheadS() float64 { return %s }\n", strconv.FormatFloat(overheadS, 'g', 6, 64))
+	b.WriteString("\t}\n}\n")
 	src, err := format.Source(b.Bytes())
 	if err != nil {
 		return err

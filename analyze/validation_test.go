@@ -53,8 +53,8 @@ func TestValidation(t *testing.T) {
 	scores := scoreDeployments(deps)
 	table := writeCalibratedScores(&doc, scores)
 	doc.WriteString(validationWeak)
-	overhead, vendors := fitOverhead(scores, func(valScore) bool { return true })
-	if err := checkCalibrationTable(table, vendors, overhead, *update); err != nil {
+	vendors := fitVendorOffsets(scores, func(valScore) bool { return true })
+	if err := checkCalibrationTable(table, vendors, *update); err != nil {
 		t.Error(err)
 	}
 

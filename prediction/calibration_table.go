@@ -21,7 +21,3 @@ func vendorOffsetTable() map[string]float64 {
 		"nvidia": 0.172319,
 	}
 }
-
-// stepOverheadS is the fixed overhead of a decode step (seconds), fitted with the
-// vendor offsets on every held-out error (docs/predictions.md).
-func stepOverheadS() float64 { return 0 }

@@ -10,22 +10,18 @@ import (
 	"github.com/ceiling-llm/ceiling/prediction"
 )
 
-// The predicting roofline scales only an FP4 roofline's peak, and every
-// roofline's all-reduce latency by the fitted factor, on a copy: the bound the
-// analysis reports keeps the catalog's peak and the smallest latency.
+// The predicting roofline scales only an FP4 roofline's peak, on a copy: the
+// bound the analysis reports keeps the catalog's peak.
 func TestPredictingRoofline(t *testing.T) {
 	for _, tc := range []struct {
 		weights string
 		scaled  bool
 	}{{"fp4", true}, {"fp8", false}, {"", false}} {
-		r := curveRoofline(t, capacity.BudgetInput{GPU: "b200", GPUs: 2, WeightDtype: tc.weights})
-		peak, alpha := r.PeakFLOPs, r.AllReduceLatencyS
-		p := predictingRoofline(r, runTimeTerms())
-		if r.PeakFLOPs != peak || r.AllReduceLatencyS != alpha {
-			t.Errorf("%q: the bound changed to peak %g, latency %g", tc.weights, r.PeakFLOPs, r.AllReduceLatencyS)
-		}
-		if want := alpha * prediction.AllReduceLatencyFactor(); p.AllReduceLatencyS != want {
-			t.Errorf("%q: predicting all-reduce latency %g, want %g", tc.weights, p.AllReduceLatencyS, want)
+		r := curveRoofline(t, capacity.BudgetInput{GPU: "b200", GPUs: 1, WeightDtype: tc.weights})
+		peak := r.PeakFLOPs
+		p := predictingRoofline(r, prediction.ComputeShare)
+		if r.PeakFLOPs != peak {
+			t.Errorf("%q: the bound's peak changed to %g", tc.weights, r.PeakFLOPs)
 		}
 		want := peak
 		if tc.scaled {
@@ -35,15 +31,15 @@ func TestPredictingRoofline(t *testing.T) {
 			t.Errorf("%q (%s): predicting peak %g, want %g", tc.weights, r.ComputeDtype, p.PeakFLOPs, want)
 		}
 	}
-	if predictingRoofline(nil, runTimeTerms()) != nil {
+	if predictingRoofline(nil, prediction.ComputeShare) != nil {
 		t.Error("a missing roofline must stay missing")
 	}
 }
 
-// whatif onto FP4 tensor cores at TP 2 at a compute-bound workload (long
-// prompts, whose prefill the roofline folds into each step) carries the measured
-// share to the roofline with the fitted terms (the FP4 compute share, the
-// all-reduce latency), not to the bound, as the validation scores it.
+// whatif onto FP4 tensor cores at a compute-bound workload (long prompts, whose
+// prefill the roofline folds into each step) carries the measured share to the
+// roofline at the FP4 compute share, not at the whole FP4 peak, as the validation
+// scores it.
 func TestWhatIfFP4ComputeShare(t *testing.T) {
 	dir := t.TempDir()
 	p := knownProcess{workers: 4, perWorker: 10, tokens: 8}
@@ -56,13 +52,13 @@ func TestWhatIfFP4ComputeShare(t *testing.T) {
 	if err := opt.Prepare(); err != nil {
 		t.Fatal(err)
 	}
-	change := WhatIfChange{GPU: "b200", GPUs: 2, TP: 2, WeightDtype: "fp4", PromptTokens: 32768, OutputTokens: 64}
+	change := WhatIfChange{GPU: "b200", WeightDtype: "fp4", PromptTokens: 32768, OutputTokens: 64}
 	res, err := WhatIf(&a.Runs[0], opt, change)
 	if err != nil {
 		t.Fatal(err)
 	}
-	full := curveRoofline(t, capacity.BudgetInput{GPU: "b200", GPUs: 2, TP: 2, WeightDtype: "fp4"})
-	scaled := predictingRoofline(full, runTimeTerms())
+	full := curveRoofline(t, capacity.BudgetInput{GPU: "b200", GPUs: 1, WeightDtype: "fp4"})
+	scaled := predictingRoofline(full, prediction.ComputeShare)
 	n := 0
 	for _, lp := range res.Levels {
 		if lp.OutputTokS == nil || lp.Measured.Share <= 0 {
@@ -72,10 +68,10 @@ func TestWhatIfFP4ComputeShare(t *testing.T) {
 		atShare := scaled.AtWorkload(lp.Batch, change.PromptTokens, change.OutputTokens).TotalTokS
 		atPeak := full.AtWorkload(lp.Batch, change.PromptTokens, change.OutputTokens).TotalTokS
 		if atPeak < atShare*1.2 {
-			t.Fatalf("level %d: the terms change little here (bound %g, predicting roofline %g): the test shows nothing", lp.Level, atPeak, atShare)
+			t.Fatalf("level %d: not compute-bound (roofline %g at the peak, %g at the share): the test shows nothing", lp.Level, atPeak, atShare)
 		}
 		if want := lp.Measured.Share * atShare; math.Abs(lp.OutputTokS.Value/want-1) > 1e-9 {
-			t.Errorf("level %d: predicted %g tok/s, want the share %g × the predicting roofline %g = %g (on the bound: %g)",
+			t.Errorf("level %d: predicted %g tok/s, want the share %g × the roofline at the FP4 compute share %g = %g (at the whole peak: %g)",
 				lp.Level, lp.OutputTokS.Value, lp.Measured.Share, atShare, want, lp.Measured.Share*atPeak)
 		}
 	}

@@ -290,10 +290,9 @@ func whatIf(r *Run, opt Options, change WhatIfChange) ([]WhatIfRow, curveResult,
 	}
 	roof, rerr := capacity.NewRoofline(p)
 	baseRoof, berr := opt.Deployment.Roofline, opt.Deployment.RooflineErr // the measured deployment's, computed once
-	// The shares are carried between rooflines with the fitted terms: FP4 tensor
-	// cores at the share of their peak and all-reduces at the latency the public
-	// measurements show (the bounds keep the peak and the smallest latency).
-	roof, baseRoof = predictingRoofline(roof, runTimeTerms()), predictingRoofline(baseRoof, runTimeTerms())
+	// The shares are carried between rooflines that count FP4 tensor cores at the
+	// share of their peak the public measurements reach (the bounds keep the peak).
+	roof, baseRoof = predictingRoofline(roof, prediction.ComputeShare), predictingRoofline(baseRoof, prediction.ComputeShare)
 	mp, mo := meanLengths(r)
 	efficiency := 1.0
 	if base.GPU != nil && p.GPU != nil {

@@ -52,10 +52,10 @@ func TestValidation(t *testing.T) {
 	// deployment of its model, its interval calibrated on the other deployments.
 	scores := scoreDeployments(deps)
 	table := writeCalibratedScores(&doc, scores)
-	terms, vendors := fitRooflineTerms(scores, func(valScore) bool { return true })
-	writeRooflineTerms(&doc, scores, termCandidates()[terms])
+	share, vendors := fitComputeShare(scores, func(valScore) bool { return true })
+	writeComputeShares(&doc, scores, fp4Shares()[share])
 	doc.WriteString(validationWeak)
-	if err := checkCalibrationTable(table, vendors, termCandidates()[terms], *update); err != nil {
+	if err := checkCalibrationTable(table, vendors, fp4Shares()[share], *update); err != nil {
 		t.Error(err)
 	}
 
@@ -84,9 +84,8 @@ The test fails when this file is stale or when a measured point lies above its r
 What is predicted is what ` + "`ceiling whatif`" + ` predicts (docs/predictions.md): a
 measured point's share of its roofline with prefill, times the changed deployment's
 roofline at the target's concurrency and request lengths, both rooflines counting FP4
-tensor cores at a fitted share of their peak and each all-reduce at a fitted multiple
-of its latency (the bound of section 1 counts the whole peak and the smallest latency),
-times the vendor factor. Every public measured point is
+tensor cores at a fitted share of their peak (the bound of section 1 counts the whole
+peak), times the vendor factor. Every public measured point is
 predicted from every other measured deployment of its model and labelled with the kind of
 change it crosses; its interval is the split-conformal 80% interval of that kind
 calibrated **leave-one-deployment-out**: only on errors of predictions that involve

@@ -4,8 +4,7 @@ import "testing"
 
 // The fitted FP4 share is applied, and a dtype without a fitted share counts on
 // its whole peak: a share of 1 would make the term a no-op, one above 1 would
-// predict beyond the roofline's peak. The all-reduce factor never lowers the
-// bound's latency.
+// predict beyond the roofline's peak.
 func TestComputeShare(t *testing.T) {
 	for _, tc := range []struct {
 		dtype  string
@@ -18,8 +17,5 @@ func TestComputeShare(t *testing.T) {
 		case !tc.fitted && f != 1:
 			t.Errorf("ComputeShare(%q) = %g, want 1 (no fitted share)", tc.dtype, f)
 		}
-	}
-	if f := AllReduceLatencyFactor(); f < 1 {
-		t.Errorf("AllReduceLatencyFactor() = %g, want ≥ 1", f)
 	}
 }

@@ -2,8 +2,10 @@ package analyze
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/ceiling-llm/ceiling/capacity"
@@ -77,5 +79,19 @@ func TestWhatIfFP4ComputeShare(t *testing.T) {
 	}
 	if n == 0 {
 		t.Fatal("no level predicted")
+	}
+	// The ceiling row says the changed roofline's FP4 tensor cores were counted at
+	// the share, so the figure is not mistaken for a share of the bound.
+	said := false
+	for _, row := range res.Rows {
+		if row.Predicted && row.OutputTokS != nil {
+			said = strings.Contains(row.Basis, fmt.Sprintf("changed roofline's FP4 tensor cores at %.2f of their peak FLOP/s", prediction.ComputeShare("fp4")))
+			if !said {
+				t.Errorf("the ceiling's basis does not name the FP4 compute share: %s", row.Basis)
+			}
+		}
+	}
+	if !said && !t.Failed() {
+		t.Error("no predicted ceiling row with a throughput")
 	}
 }

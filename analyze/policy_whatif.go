@@ -290,6 +290,9 @@ func whatIf(r *Run, opt Options, change WhatIfChange) ([]WhatIfRow, curveResult,
 	}
 	roof, rerr := capacity.NewRoofline(p)
 	baseRoof, berr := opt.Deployment.Roofline, opt.Deployment.RooflineErr // the measured deployment's, computed once
+	// The shares are carried between rooflines that count FP4 tensor cores at the
+	// share of their peak the public measurements reach (the bounds keep the peak).
+	roof, baseRoof = predictingRoofline(roof, prediction.ComputeShare), predictingRoofline(baseRoof, prediction.ComputeShare)
 	mp, mo := meanLengths(r)
 	efficiency := 1.0
 	if base.GPU != nil && p.GPU != nil {
@@ -305,6 +308,7 @@ func whatIf(r *Run, opt Options, change WhatIfChange) ([]WhatIfRow, curveResult,
 			pred.Basis += fmt.Sprintf(", × %.2f for %s's GPUs against %s's", efficiency, p.GPU.Vendor(), base.GPU.Vendor())
 		}
 		pred.Basis += ") × the changed roofline with prefill there"
+		pred.Basis += computeShareNote(baseRoof, roof)
 	}
 	switch {
 	case rerr != nil:

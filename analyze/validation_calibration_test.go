@@ -55,10 +55,15 @@ type valScore struct {
 	from, to       *valDep
 	c              float64
 	measured, pred float64
-	// raw is the prediction before the vendor offsets (pred is after them).
+	// raw is the prediction before the vendor offsets (pred is after them), with
+	// the FP4 compute share fitted for it.
 	raw float64
-	q   float64 // the leave-one-deployment-out half-width (log)
-	uq  float64 // the same for the per-user speed
+	// rawAt and userAt are the prediction and its per-user speed before the vendor
+	// offsets at each candidate FP4 compute share (fp4Shares), to fit it.
+	rawAt, userAt []float64
+	fp4           float64 // the FP4 compute share this prediction was made with
+	q             float64 // the leave-one-deployment-out half-width (log)
+	uq            float64 // the same for the per-user speed
 	// wide is true where the held-out errors were too few to calibrate q (it is
 	// then the widest of them × 1.5).
 	wide bool
@@ -240,8 +245,18 @@ func changeKind(a, b *valDep, from, to valPt) prediction.ChangeKind {
 // batch from ran scaled to to's concurrency (the modelled maximum batch where to
 // publishes none), capped by what b's KV cache holds. user is the per-user speed
 // predicted the same way (0 where from has none).
-func predictPoint(a, b *valDep, from, to valPt) (out, user float64) {
-	src := a.roof.AtWorkload(from.batch, from.prompt, from.output)
+//
+// fp4 is the share of the FP4 peak FLOP/s both rooflines count on
+// (predictingRoofline; prediction.ComputeShare at run time).
+func predictPoint(a, b *valDep, from, to valPt, fp4 float64) (out, user float64) {
+	share := func(dtype string) float64 {
+		if dtype == "fp4" {
+			return fp4
+		}
+		return 1
+	}
+	ra, rb := predictingRoofline(a.roof, share), predictingRoofline(b.roof, share)
+	src := ra.AtWorkload(from.batch, from.prompt, from.output)
 	batch := to.batch // modelled, for a point without a published concurrency
 	switch {
 	case to.c > 0 && from.c > 0:
@@ -252,7 +267,7 @@ func predictPoint(a, b *valDep, from, to valPt) (out, user float64) {
 	if holds := b.plan.Concurrency(to.prompt + to.output/2); holds > 0 && batch > holds {
 		batch = holds
 	}
-	dst := b.roof.AtWorkload(batch, to.prompt, to.output)
+	dst := rb.AtWorkload(batch, to.prompt, to.output)
 	return from.out / src.TotalTokS * dst.TotalTokS, from.user / src.PerUserTokS * dst.PerUserTokS
 }
 
@@ -330,29 +345,41 @@ func scoreDeployments(deps []*valDep) []valScore {
 				if !ok {
 					continue
 				}
-				v, u := predictPoint(a, b, from, *to)
+				// Before issue 28: the whole FP4 peak, and the old interval.
+				v, u := predictPoint(a, b, from, *to, 1)
 				lo, hi := oldSpread(a, from)
-				scores = append(scores, valScore{kind: changeKind(a, b, from, *to), from: a, to: b, c: to.c, measured: to.out, pred: v, raw: v,
-					oldCovered: v*lo <= to.out*(1+1e-9) && to.out <= v*hi*(1+1e-9), userMeasured: to.user, userPred: u})
+				s := valScore{kind: changeKind(a, b, from, *to), from: a, to: b, c: to.c, measured: to.out, pred: v, raw: v,
+					oldCovered: v*lo <= to.out*(1+1e-9) && to.out <= v*hi*(1+1e-9), userMeasured: to.user, userPred: u}
+				for _, f := range fp4Shares() {
+					v, u := predictPoint(a, b, from, *to, f)
+					s.rawAt, s.userAt = append(s.rawAt, v), append(s.userAt, u)
+				}
+				scores = append(scores, s)
 			}
 		}
 	}
-	// The vendor offsets of a prediction a → b are fitted without a and b.
+	// The FP4 compute share and the vendor offsets of a prediction a → b are
+	// fitted without a and b.
 	type pair struct{ a, b *valDep }
-	shifts := map[pair]float64{}
+	type fit struct {
+		share int // index in fp4Shares
+		d     float64
+	}
+	fits := map[pair]fit{}
 	for i := range scores {
 		s := &scores[i]
 		k := pair{s.from, s.to}
-		d, ok := shifts[k]
+		f, ok := fits[k]
 		if !ok {
-			off := fitVendorOffsets(scores, func(o valScore) bool {
+			share, off := fitComputeShare(scores, func(o valScore) bool {
 				return o.from != k.a && o.from != k.b && o.to != k.a && o.to != k.b
 			})
-			d = off[vendorOf(s.from)] - off[vendorOf(s.to)]
-			shifts[k] = d
+			f = fit{share, off[vendorOf(s.from)] - off[vendorOf(s.to)]}
+			fits[k] = f
 		}
-		s.pred = s.raw * math.Exp(-d)
-		s.userPred *= math.Exp(-d)
+		s.raw, s.fp4 = s.rawAt[f.share], fp4Shares()[f.share]
+		s.pred = s.raw * math.Exp(-f.d)
+		s.userPred = s.userAt[f.share] * math.Exp(-f.d)
 	}
 	// Leave one deployment out: the interval of a prediction a → b is calibrated on
 	// the errors of its kind between deployments other than a and b.
@@ -559,7 +586,7 @@ func maxOf(v []float64) float64 {
 
 // checkCalibrationTable writes prediction/calibration_table.go from the table
 // (with -update) or checks that it is current.
-func checkCalibrationTable(table []prediction.Calibration, vendors map[string]float64, update bool) error {
+func checkCalibrationTable(table []prediction.Calibration, vendors map[string]float64, fp4 float64, update bool) error {
 	var b bytes.Buffer
 	b.WriteString("// Code generated by go test ./analyze -run TestValidation -update; DO NOT EDIT.\n\npackage prediction\n\n")
 	b.WriteString("// calibrationTable is the interval of each kind of change, calibrated on every\n// held-out error of analyze/testdata/validation (docs/validation.md).\n")
@@ -584,7 +611,9 @@ func checkCalibrationTable(table []prediction.Calibration, vendors map[string]fl
 	for _, v := range names {
 		fmt.Fprintf(&b, "\t\t%q: %s,\n", v, strconv.FormatFloat(vendors[v], 'g', 6, 64))
 	}
-	b.WriteString("\t}\n}\n")
+	b.WriteString("\t}\n}\n\n")
+	b.WriteString("// computeShareTable is the share of each tensor-core dtype's peak FLOP/s that\n// predictions count on, fitted with the vendor offsets on every held-out error\n// (docs/predictions.md).\n")
+	fmt.Fprintf(&b, "func computeShareTable() map[string]float64 {\n\treturn map[string]float64{%q: %s}\n}\n", "fp4", strconv.FormatFloat(fp4, 'g', 6, 64))
 	src, err := format.Source(b.Bytes())
 	if err != nil {
 		return err
@@ -606,10 +635,14 @@ const validationWeak = `
 - **The share of the roofline does not carry across kernels.** Another GPU, precision
   or engine changes the kernels, the attention backend and the scheduler: the share a
   deployment reaches moves with them, and the roofline knows bytes and FLOPs, not
-  kernel quality. The only such effect the public data pins down is the vendor's (AMD's
-  GPUs reach about 0.71× NVIDIA's share; learned leave-one-deployment-out, see
-  docs/predictions.md); the rest is in the intervals, which say honestly how far such a
-  prediction has missed on public data. Measure before buying.
+  kernel quality. The only such effects the public data pins down are the vendor's (AMD's
+  GPUs reach about 0.71× NVIDIA's share) and the FP4 tensor cores' (counted at about
+  half their peak FLOP/s where a prediction is compute-bound), both learned
+  leave-one-deployment-out (docs/predictions.md); the rest is in the intervals, which
+  say honestly how far such a prediction has missed on public data. A fixed per-step
+  overhead (CPU scheduling, launches, sampling) explains the small-batch shares of
+  Kimi-K2.5 (H200 ↔ B200) and Llama-3.1-8B (H100 ↔ L40S) but made the other lengths
+  and GPUs worse, so it is not in the model. Measure before buying.
 - **Another precision.** Kimi-K2.5 on B200, INT4 TP 8 ↔ NVFP4 TP 4, misses by 40–70%
   and its intervals cover 1 of 5 each way: INT4 runs dequantizing kernels on BF16
   tensor cores, NVFP4 native FP4 ones, and the shape changes too. Few public pairs

@@ -52,9 +52,10 @@ func TestValidation(t *testing.T) {
 	// deployment of its model, its interval calibrated on the other deployments.
 	scores := scoreDeployments(deps)
 	table := writeCalibratedScores(&doc, scores)
+	share, vendors := fitComputeShare(scores, func(valScore) bool { return true })
+	writeComputeShares(&doc, scores, fp4Shares()[share])
 	doc.WriteString(validationWeak)
-	vendors := fitVendorOffsets(scores, func(valScore) bool { return true })
-	if err := checkCalibrationTable(table, vendors, *update); err != nil {
+	if err := checkCalibrationTable(table, vendors, fp4Shares()[share], *update); err != nil {
 		t.Error(err)
 	}
 
@@ -82,7 +83,9 @@ The test fails when this file is stale or when a measured point lies above its r
 
 What is predicted is what ` + "`ceiling whatif`" + ` predicts (docs/predictions.md): a
 measured point's share of its roofline with prefill, times the changed deployment's
-roofline at the target's concurrency and request lengths. Every public measured point is
+roofline at the target's concurrency and request lengths, both rooflines counting FP4
+tensor cores at a fitted share of their peak (the bound of section 1 counts the whole
+peak), times the vendor factor. Every public measured point is
 predicted from every other measured deployment of its model and labelled with the kind of
 change it crosses; its interval is the split-conformal 80% interval of that kind
 calibrated **leave-one-deployment-out**: only on errors of predictions that involve

@@ -7,9 +7,9 @@ package prediction
 func calibrationTable() []Calibration {
 	return []Calibration{
 		{Kind: "concurrency", Nominal: 0.8, Errors: 27, Deployments: 5, LogHalfWidth: 0.243467, Calibrated: true, PerUser: &Calibration{Kind: "concurrency", Nominal: 0.8, Errors: 27, Deployments: 5, LogHalfWidth: 0.253655, Calibrated: true}},
-		{Kind: "lengths", Nominal: 0.8, Errors: 66, Deployments: 20, LogHalfWidth: 0.336608, Calibrated: true, PerUser: &Calibration{Kind: "lengths", Nominal: 0.8, Errors: 20, Deployments: 10, LogHalfWidth: 0.429361, Calibrated: true}},
+		{Kind: "lengths", Nominal: 0.8, Errors: 66, Deployments: 20, LogHalfWidth: 0.331099, Calibrated: true, PerUser: &Calibration{Kind: "lengths", Nominal: 0.8, Errors: 20, Deployments: 10, LogHalfWidth: 0.429361, Calibrated: true}},
 		{Kind: "precision-or-shape", Nominal: 0.8, Errors: 21, Deployments: 8, LogHalfWidth: 0.525836, Calibrated: true, PerUser: &Calibration{Kind: "precision-or-shape", Nominal: 0.8, Errors: 14, Deployments: 6, LogHalfWidth: 0.529691, Calibrated: true}},
-		{Kind: "gpu", Nominal: 0.8, Errors: 351, Deployments: 29, LogHalfWidth: 0.34529, Calibrated: true, PerUser: &Calibration{Kind: "gpu", Nominal: 0.8, Errors: 172, Deployments: 19, LogHalfWidth: 0.438881, Calibrated: true}},
+		{Kind: "gpu", Nominal: 0.8, Errors: 351, Deployments: 29, LogHalfWidth: 0.340736, Calibrated: true, PerUser: &Calibration{Kind: "gpu", Nominal: 0.8, Errors: 172, Deployments: 19, LogHalfWidth: 0.438881, Calibrated: true}},
 	}
 }
 
@@ -20,4 +20,11 @@ func vendorOffsetTable() map[string]float64 {
 		"amd":    -0.172319,
 		"nvidia": 0.172319,
 	}
+}
+
+// computeShareTable is the share of each tensor-core dtype's peak FLOP/s that
+// predictions count on, fitted with the vendor offsets on every held-out error
+// (docs/predictions.md).
+func computeShareTable() map[string]float64 {
+	return map[string]float64{"fp4": 0.5}
 }

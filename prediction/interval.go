@@ -22,7 +22,7 @@ type ChangeKind string
 const (
 	ChangeConcurrency ChangeKind = "concurrency"        // another concurrency, same deployment
 	ChangeLengths     ChangeKind = "lengths"            // other request lengths, same deployment
-	ChangeEngine      ChangeKind = "engine"             // another serving engine, same GPU, precision and shape
+	ChangeEngine      ChangeKind = "engine"             // another release or publisher of the engine, same GPU, precision and shape
 	ChangePrecision   ChangeKind = "precision-or-shape" // another weight or KV precision or parallel shape, same GPU
 	ChangeGPU         ChangeKind = "gpu"                // another GPU
 )
@@ -40,7 +40,7 @@ func (k ChangeKind) Describe() string {
 	case ChangeLengths:
 		return "other request lengths"
 	case ChangeEngine:
-		return "another engine"
+		return "another engine release or publisher"
 	case ChangePrecision:
 		return "another precision or shape"
 	case ChangeGPU:

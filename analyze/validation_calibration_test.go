@@ -644,7 +644,7 @@ const validationWeak = `
   deployment reaches moves with them, and the roofline knows bytes and FLOPs, not
   kernel quality. The only such effects the public data pins down are the vendor's (AMD's
   GPUs reach about 0.71× NVIDIA's share) and the FP4 tensor cores' (counted at about
-  0.7 of their peak FLOP/s where a prediction is compute-bound), both learned
+  0.65 of their peak FLOP/s where a prediction is compute-bound), both learned
   leave-one-deployment-out (docs/predictions.md); the rest is in the intervals, which
   say honestly how far such a prediction has missed on public data. A fixed per-step
   overhead (CPU scheduling, launches, sampling) explains the small-batch shares of
@@ -670,8 +670,10 @@ const validationWeak = `
   deployment-out coverage above is the check of how roughly.
 - **KV capacity.** A level beyond what the target's modelled KV cache holds is predicted
   at the batch the cache holds (requests beyond it queue).
-- **Lengths.** Attention FLOPs, quadratic in the prompt, are outside the roofline: for
-  very long prompts (32k) it is loose and predictions from short requests high.
+- **Lengths.** The roofline counts attention FLOPs (quadratic in the prompt, at the
+  BF16 or, with an FP8 KV cache, FP8 peak), but with one max(memory, compute) per
+  step they hide under the decode tokens' KV reads and predictions from short
+  requests to long prompts (8k, 32k) stay high.
 `
 
 // writeDeploymentBounds adds the public deployments' points to section 1: each

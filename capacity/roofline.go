@@ -17,6 +17,7 @@ import (
 //
 //	t_memory  = (W_active + B × KV(ctx)) / HBM bandwidth        bytes per GPU
 //	t_compute = 2 × N_active × B / (GPUs sharing the matmuls × peak FLOP/s)
+//	          + B × A(ctx) / attention peak FLOP/s
 //	t_comm    = n_allreduce × (α + 2(TP−1)/TP × B × hidden × 2 bytes / link bandwidth)
 //	t_step    = max(t_memory, t_compute) + t_comm
 //
@@ -24,6 +25,28 @@ import (
 // one GPU reads per step: all of its dense share, and of its routed experts those that
 // at least one of the step's tokens routes to, 1 − (1 − k/E)^tokens of them under
 // uniform routing. KV(ctx) is the cache one request reads per step on that GPU.
+//
+// A(ctx) is the attention FLOPs of one query token on that GPU: QKᵀ and AV are
+// 2 × heads × head_dim FLOPs each per token attended in every attention layer
+// (Kaplan et al., "Scaling Laws for Neural Language Models", 2020, Table 1: 2 ×
+// n_layer × n_ctx × d_attn per token forward; Pope et al. §2), so
+//
+//	A(ctx) = Σ attention layers of the stage  2 × ⌈heads / TP⌉ × (d_qk + d_v) × attended
+//
+// where attended is ctx in a full-attention layer and min(ctx, window) in a
+// sliding-window one (gpt-oss alternates 128-token windows and full attention). The
+// query heads count, not the KV heads: GQA shares keys and values between heads but
+// every query head still does its own dot products. Heads shard over TP, rounded up.
+// MLA (DeepSeek-V3, Kimi-K2) is counted in its unabsorbed form, d_qk =
+// qk_nope_head_dim + qk_rope_head_dim and d_v = v_head_dim: engines decode with the
+// latent absorbed (kv_lora_rank + qk_rope_head_dim per dot product, more FLOPs), so
+// the smaller count keeps the bound a bound. Linear-attention and state-space layers
+// are left out (their FLOPs do not grow with the context).
+//
+// Attention runs at its own peak, not the weights': the BF16 tensor cores, or the
+// FP8 ones where the KV cache is FP8 and the GPU has them (TensorRT-LLM's FP8
+// context and generation kernels; the higher of the two peaks a server might use,
+// so again a bound). A weight-only INT4 or an FP4 checkpoint attends in BF16/FP8.
 //
 // Assumptions, stated because they decide the PCIe case:
 //   - Two all-reduces per layer under TP (after attention and after the MLP), ring
@@ -34,8 +57,8 @@ import (
 //     the host bridge (order of magnitude of nccl-tests' small-message latencies;
 //     vLLM's custom all-reduce is faster on NVLink, PCIe without P2P slower).
 //   - Link bandwidth is half the catalog's bidirectional figure, per direction.
-//   - Attention FLOPs, prefill, sampling and the pipeline bubble are left out; they only
-//     lower the real curve. With PP, a request's token passes every stage, so its
+//   - Prefill (At; AtWorkload adds it), sampling and the pipeline bubble are left out;
+//     they only lower the real curve. With PP, a request's token passes every stage, so its
 //     interval is PP stage steps, with PP microbatches in flight.
 
 // All-reduce latencies the roofline assumes (see above).
@@ -58,8 +81,15 @@ type Roofline struct {
 	Layers, MoELayers                  int // per stage
 	ComputeDtype                       string
 	PeakFLOPs                          float64 // per GPU, in ComputeDtype
-	LinkBytesS                         float64 // per direction
-	AllReduceLatencyS                  float64
+
+	// AttnFLOPsPerPair is the attention FLOPs per GPU per attention layer of one query
+	// token for each token it attends: 2 × ⌈heads / TP⌉ × (d_qk + d_v). The layers and
+	// the window are KV's (one stage's).
+	AttnFLOPsPerPair  float64
+	AttnDtype         string
+	AttnPeakFLOPs     float64 // per GPU, in AttnDtype
+	LinkBytesS        float64 // per direction
+	AllReduceLatencyS float64
 }
 
 // RooflinePoint is the roofline at one batch.
@@ -68,6 +98,7 @@ type RooflinePoint struct {
 	ContextTokens            float64 // tokens in each request's KV cache
 	WeightBytes, KVBytes     float64 // read per GPU per step
 	MemoryS, ComputeS, CommS float64
+	AttentionS               float64 // the part of ComputeS that is attention
 	StepS                    float64 // a request's interval between tokens
 	PerUserTokS, TotalTokS   float64
 	Bound                    string // "memory", "compute" or "communication"
@@ -107,6 +138,11 @@ func NewRoofline(p *PlanResult) (*Roofline, error) {
 	if r.PeakFLOPs <= 0 {
 		return nil, fmt.Errorf("GPU %s has no peak FLOP/s in the catalog", p.GPU.Name)
 	}
+	r.AttnFLOPsPerPair = attnFLOPsPerPair(c, s.TP)
+	r.AttnDtype, r.AttnPeakFLOPs = attentionPeak(*p.GPU, p.KV.Dtype)
+	if r.AttnPeakFLOPs <= 0 {
+		r.AttnDtype, r.AttnPeakFLOPs = r.ComputeDtype, r.PeakFLOPs
+	}
 	r.AllReduceLatencyS = AllReduceLatencyNVLink
 	if p.GPU.Link == LinkPCIe {
 		r.AllReduceLatencyS = AllReduceLatencyPCIe
@@ -131,33 +167,93 @@ func computePeak(g GPU, c *ModelConfig, weightDtype string) (string, float64) {
 	return "bf16", g.BF16FLOPs
 }
 
+// attnFLOPsPerPair is 2 × ⌈heads / TP⌉ × (d_qk + d_v): QKᵀ and AV of one query
+// token against one attended token in one layer, on one GPU (see the top of the file
+// for MLA). 0 where the config gives no heads.
+func attnFLOPsPerPair(c *ModelConfig, tp int) float64 {
+	if c.Heads <= 0 {
+		return 0
+	}
+	dqk, dv := c.HeadDim, c.HeadDim
+	if c.KVLoraRank > 0 && c.QKNopeHeadDim > 0 && c.VHeadDim > 0 {
+		dqk, dv = c.QKNopeHeadDim+c.QKRopeHeadDim, c.VHeadDim
+	}
+	heads := (c.Heads + max(tp, 1) - 1) / max(tp, 1)
+	return 2 * float64(heads) * float64(dqk+dv)
+}
+
+// attentionPeak picks the tensor cores attention runs on: FP8 where the KV cache is
+// FP8 and the GPU has FP8 tensor cores, else BF16.
+func attentionPeak(g GPU, kvDtype string) (string, float64) {
+	if strings.HasPrefix(strings.ToLower(kvDtype), "fp8") && g.FP8FLOPs > 0 {
+		return "fp8", g.FP8FLOPs
+	}
+	return "bf16", g.BF16FLOPs
+}
+
+// attendedPairs is the query–key pairs of a causal prompt of tokens in one layer that
+// attends at most window tokens back (window ≤ 0: the whole prompt): Σ min(i, window)
+// over the prompt's positions, P²/2 without a window.
+func attendedPairs(tokens, window float64) float64 {
+	if tokens <= 0 {
+		return 0
+	}
+	if window <= 0 || tokens <= window {
+		return tokens * tokens / 2
+	}
+	return window*tokens - window*window/2
+}
+
 // At is the roofline at batch concurrent decoding requests over the whole deployment,
 // each holding contextTokens in its KV cache.
 func (r *Roofline) At(batch, contextTokens float64) RooflinePoint {
-	return r.step(batch, contextTokens, 0)
+	return r.step(batch, contextTokens, 0, 0)
 }
 
 // AtWorkload is the roofline of whole requests, prefill included: batch requests
 // decoding at once, each with promptTokens of prompt and outputTokens of output. In
 // the steady state every output token comes with promptTokens ÷ outputTokens prompt
 // tokens to prefill, which chunked prefill folds into the decode steps: they add
-// their matmul FLOPs (2 × active parameters per token) and their all-reduce bytes
-// to each step, but no weight reads: a real engine prefills a prompt in a few large
-// chunks, whose weight (and a MoE's expert) reads are spread over the whole request
-// and are left out here, so that it stays a bound. Each request holds its
-// prompt and half its output in the KV cache on average. Attention FLOPs (quadratic
-// in the prompt) are left out, so for very long prompts the bound is loose. Longer
-// prompts cost compute and KV reads and never raise it.
+// their matmul FLOPs (2 × active parameters per token), their attention FLOPs and
+// their all-reduce bytes to each step, but no weight reads: a real engine prefills a
+// prompt in a few large chunks, whose weight (and a MoE's expert) reads are spread
+// over the whole request and are left out here, so that it stays a bound. A prompt
+// of P tokens attends causally, P²/2 query–key pairs per full-attention layer
+// (Σ min(i, window) per sliding one), whatever the chunking: each step carries
+// 1 ÷ outputTokens of them. Each request holds its prompt and half its output in the
+// KV cache on average, and its decode token attends to that. Longer prompts cost
+// compute and KV reads and never raise the bound.
 func (r *Roofline) AtWorkload(batch, promptTokens, outputTokens float64) RooflinePoint {
 	if outputTokens <= 0 {
 		return RooflinePoint{Batch: batch}
 	}
-	return r.step(batch, promptTokens+outputTokens/2, math.Max(promptTokens, 0)/outputTokens)
+	prompt := math.Max(promptTokens, 0)
+	return r.step(batch, prompt+outputTokens/2, prompt/outputTokens, r.promptAttnFLOPs(prompt)/outputTokens)
+}
+
+// promptAttnFLOPs is the attention FLOPs per GPU of prefilling one prompt of tokens
+// over the stage's attention layers.
+func (r *Roofline) promptAttnFLOPs(tokens float64) float64 {
+	pairs := float64(r.KV.FullLayers)*attendedPairs(tokens, 0) +
+		float64(r.KV.SlidingLayers)*attendedPairs(tokens, float64(r.KV.Window))
+	return r.AttnFLOPsPerPair * pairs
+}
+
+// decodeAttnFLOPs is the attention FLOPs per GPU of one decode token attending
+// contextTokens over the stage's attention layers.
+func (r *Roofline) decodeAttnFLOPs(contextTokens float64) float64 {
+	slide := math.Max(contextTokens, 0)
+	if r.KV.Window > 0 {
+		slide = math.Min(slide, float64(r.KV.Window))
+	}
+	pairs := float64(r.KV.FullLayers)*math.Max(contextTokens, 0) + float64(r.KV.SlidingLayers)*slide
+	return r.AttnFLOPsPerPair * pairs
 }
 
 // step is one decode step at batch with prefillPerToken prompt tokens prefilled per
-// decoded token in the same step.
-func (r *Roofline) step(batch, contextTokens, prefillPerToken float64) RooflinePoint {
+// decoded token in the same step, and prefillAttnPerToken attention FLOPs per GPU of
+// theirs per decoded token.
+func (r *Roofline) step(batch, contextTokens, prefillPerToken, prefillAttnPerToken float64) RooflinePoint {
 	s := r.Shape
 	pt := RooflinePoint{Batch: batch, ContextTokens: contextTokens}
 	if batch <= 0 {
@@ -178,6 +274,10 @@ func (r *Roofline) step(batch, contextTokens, prefillPerToken float64) RooflineP
 	pt.KVBytes = m * r.KV.RequestBytes(contextTokens)
 	pt.MemoryS = (pt.WeightBytes + pt.KVBytes) / r.GPU.BandwidthBytesS
 	pt.ComputeS = 2 * r.ActiveParams / float64(s.PP) * tokens / float64(s.TP) / r.PeakFLOPs
+	if r.AttnPeakFLOPs > 0 {
+		pt.AttentionS = m * (r.decodeAttnFLOPs(contextTokens) + prefillAttnPerToken) / r.AttnPeakFLOPs
+		pt.ComputeS += pt.AttentionS
+	}
 	const actBytes = 2
 	if s.TP > 1 {
 		tp := float64(s.TP)

@@ -26,7 +26,9 @@ func plan(t *testing.T, file string, in BudgetInput) *PlanResult {
 //   - H100 SXM, batch 1, 1,024 tokens of context: (16,059,990,016 + 1,024 × 131,072)
 //     = 16,194,207,744 bytes / 3.35e12 B/s = 4.834 ms per token, 206.9 tok/s per user
 //     (the "about 16 GB per step at 3.35 TB/s, at most ~200 tok/s"). Compute:
-//     2 × 8.03e9 / 989e12 = 16.2 µs: memory-bound by 300×.
+//     2 × 8.03e9 / 989e12 = 16.24 µs of matmuls, plus attention 2 × 32 heads ×
+//     (128 + 128) × 1,024 attended × 32 layers = 536,870,912 FLOPs / 989e12 = 0.543 µs:
+//     16.78 µs, memory-bound by 300×.
 //   - batch 64, 2,048 tokens: KV 64 × 2,048 × 131,072 = 17,179,869,184; (16.06e9 +
 //     17.18e9) / 3.35e12 = 9.922 ms, 100.8 tok/s per user, 6,450 tok/s in total;
 //     compute 2 × 8.03e9 × 64 / 989e12 = 1.039 ms.
@@ -64,8 +66,8 @@ func TestRooflineWorkedExamples(t *testing.T) {
 				tt.name, pt.StepS*1e3, pt.PerUserTokS, pt.TotalTokS, pt.Bound, tt.stepMs, tt.user, tt.total, tt.bound)
 		}
 	}
-	if pt := r.At(1, 1024); !near(pt.ComputeS*1e6, 16.24, 0.01) || pt.CommS != 0 {
-		t.Errorf("batch 1 compute %.2f µs comm %g, want 16.24 µs and none on one GPU", pt.ComputeS*1e6, pt.CommS)
+	if pt := r.At(1, 1024); !near(pt.ComputeS*1e6, 16.78, 0.002) || !near(pt.AttentionS*1e6, 0.543, 0.002) || pt.CommS != 0 {
+		t.Errorf("batch 1 compute %.2f µs (attention %.3f) comm %g, want 16.78 µs (0.543) and none on one GPU", pt.ComputeS*1e6, pt.AttentionS*1e6, pt.CommS)
 	}
 
 	p = plan(t, "llama-3.1-70b.json", BudgetInput{GPU: "h100-sxm", GPUs: 8, ReserveGiB: -1})
@@ -141,6 +143,88 @@ func TestRooflineAtWorkload(t *testing.T) {
 				}
 				prev = w.TotalTokS
 			}
+		}
+	}
+}
+
+// Attention FLOPs worked by hand from the configs (2 × query heads per GPU × (d_qk +
+// d_v) per attended token per layer):
+//
+//   - Llama-3.1-8B, TP 1: 2 × 32 × (128 + 128) = 16,384. Batch 1, 1,024-token prompt,
+//     1,024 output: the decode token attends 1,024 + 512 = 1,536 tokens in 32 layers,
+//     805,306,368 FLOPs; the prompt's 1,024²/2 = 524,288 pairs × 32 layers × 16,384 =
+//     274,877,906,944 FLOPs, 268,435,456 per output token; 1,073,741,824 / 989e12 =
+//     1.0857 µs at the BF16 peak.
+//   - Llama-3.1-70B, TP 4: 64 query heads (not the 8 KV heads) / 4 = 16, 2 × 16 × 256
+//     = 8,192.
+//   - Kimi-K2.5 (MLA), TP 8: 64 / 8 = 8 heads × 2 × (128 + 64 + 128) = 5,120.
+//   - gpt-oss-120b, TP 1: 2 × 64 × (64 + 64) = 16,384; 18 full layers and 18 sliding
+//     over 128 tokens. An 8,192-token prompt: 18 × 8,192²/2 + 18 × (128 × 8,192 −
+//     128²/2) = 622,706,688 pairs = 10,202,426,376,192 FLOPs; a decode token at 1,000
+//     tokens of context: (18 × 1,000 + 18 × 128) × 16,384 = 332,660,736. With an FP8
+//     KV cache on H200 it attends at the FP8 peak.
+func TestRooflineAttention(t *testing.T) {
+	for _, tc := range []struct {
+		file string
+		in   BudgetInput
+		pair float64
+	}{
+		{"llama-3.1-8b.json", BudgetInput{GPU: "h100-sxm", GPUs: 1, ReserveGiB: -1}, 16384},
+		{"llama-3.1-70b.json", BudgetInput{GPU: "h100-sxm", GPUs: 4, TP: 4, ReserveGiB: -1}, 8192},
+		{"kimi-k2.5.json", BudgetInput{GPU: "b200", GPUs: 8, TP: 8, ReserveGiB: -1}, 5120},
+		{"gpt-oss-120b.json", BudgetInput{GPU: "h200", GPUs: 1, ReserveGiB: -1}, 16384},
+	} {
+		r, err := NewRoofline(plan(t, tc.file, tc.in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.AttnFLOPsPerPair != tc.pair || r.AttnDtype != "bf16" {
+			t.Errorf("%s: %g FLOPs per pair in %s, want %g in bf16", tc.file, r.AttnFLOPsPerPair, r.AttnDtype, tc.pair)
+		}
+	}
+
+	r, err := NewRoofline(plan(t, "llama-3.1-8b.json", BudgetInput{GPU: "h100-sxm", ReserveGiB: -1}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pt := r.AtWorkload(1, 1024, 1024); !near(pt.AttentionS*1e6, 1.0857, 0.001) {
+		t.Errorf("8B batch 1 1,024/1,024: attention %.4f µs, want 1.0857", pt.AttentionS*1e6)
+	}
+
+	r, err = NewRoofline(plan(t, "gpt-oss-120b.json", BudgetInput{GPU: "h200", ReserveGiB: -1}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.KV.FullLayers != 18 || r.KV.SlidingLayers != 18 || r.KV.Window != 128 {
+		t.Fatalf("gpt-oss-120b: %d full, %d sliding layers over %d", r.KV.FullLayers, r.KV.SlidingLayers, r.KV.Window)
+	}
+	if got := r.promptAttnFLOPs(8192); !near(got, 10202426376192, 1e-9) {
+		t.Errorf("gpt-oss-120b 8,192-token prompt: %.0f attention FLOPs, want 10,202,426,376,192", got)
+	}
+	if got := r.decodeAttnFLOPs(1000); !near(got, 332660736, 1e-9) {
+		t.Errorf("gpt-oss-120b decode at 1,000 tokens: %.0f attention FLOPs, want 332,660,736", got)
+	}
+	fp8, err := NewRoofline(plan(t, "gpt-oss-120b.json", BudgetInput{GPU: "h200", KVDtype: "fp8", ReserveGiB: -1}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fp8.AttnDtype != "fp8" || fp8.AttnPeakFLOPs != fp8.GPU.FP8FLOPs {
+		t.Errorf("gpt-oss-120b with an FP8 KV cache attends in %s at %g", fp8.AttnDtype, fp8.AttnPeakFLOPs)
+	}
+}
+
+// attendedPairs is the causal count P²/2, capped by a window.
+func TestAttendedPairs(t *testing.T) {
+	for _, tt := range []struct{ tokens, window, want float64 }{
+		{0, 0, 0},
+		{1000, 0, 500000},
+		{100, 128, 5000},      // shorter than the window: the whole causal triangle
+		{1000, 128, 119808},   // 128 × 1,000 − 128²/2
+		{32768, 128, 4186112}, // linear in the prompt beyond the window
+		{32768, 0, 536870912}, // quadratic without one
+	} {
+		if got := attendedPairs(tt.tokens, tt.window); got != tt.want {
+			t.Errorf("attendedPairs(%g, %g) = %g, want %g", tt.tokens, tt.window, got, tt.want)
 		}
 	}
 }

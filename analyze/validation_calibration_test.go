@@ -644,7 +644,7 @@ const validationWeak = `
   deployment reaches moves with them, and the roofline knows bytes and FLOPs, not
   kernel quality. The only such effects the public data pins down are the vendor's (AMD's
   GPUs reach about 0.71× NVIDIA's share) and the FP4 tensor cores' (counted at about
-  0.65 of their peak FLOP/s where a prediction is compute-bound), both learned
+  0.75 of their peak FLOP/s where a prediction is compute-bound), both learned
   leave-one-deployment-out (docs/predictions.md); the rest is in the intervals, which
   say honestly how far such a prediction has missed on public data. A fixed per-step
   overhead (CPU scheduling, launches, sampling) explains the small-batch shares of
@@ -670,10 +670,14 @@ const validationWeak = `
   deployment-out coverage above is the check of how roughly.
 - **KV capacity.** A level beyond what the target's modelled KV cache holds is predicted
   at the batch the cache holds (requests beyond it queue).
-- **Lengths.** The roofline counts attention FLOPs (quadratic in the prompt, at the
-  BF16 or, with an FP8 KV cache, FP8 peak), but with one max(memory, compute) per
-  step they hide under the decode tokens' KV reads and predictions from short
-  requests to long prompts (8k, 32k) stay high.
+- **Lengths.** The roofline counts attention FLOPs (quadratic in the prompt) and
+  bounds the matmuls and attention each on its own, added (capacity/roofline.go):
+  a step's prefill FLOPs no longer hide under its decode tokens' KV reads. Attention
+  itself stays bound by the KV reads on every public point; what moved the long
+  prompts was the KV read time added to compute-bound matmuls. Long prompts are
+  still predicted high from short ones: gpt-oss-120b on B200 and GB200 from
+  1,024/32,768 to 32,768/1,024 about 40–60% (75–84% before), Llama-3.3-70B from 8k
+  to 32k prompts 20–33%; and the reverse low.
 `
 
 // writeDeploymentBounds adds the public deployments' points to section 1: each

@@ -15,11 +15,22 @@ import (
 // insightful visual performance model", CACM 2009, applied to LLM decoding as in
 // Pope et al., "Efficiently Scaling Transformer Inference", MLSys 2023, §2):
 //
-//	t_memory  = (W_active + B × KV(ctx)) / HBM bandwidth        bytes per GPU
-//	t_compute = 2 × N_active × B / (GPUs sharing the matmuls × peak FLOP/s)
-//	          + B × A(ctx) / attention peak FLOP/s
+//	t_matmul  = max(W_active / HBM bandwidth,                   bytes per GPU
+//	                2 × N_active × B / (GPUs sharing the matmuls × peak FLOP/s))
+//	t_attn    = max(B × KV(ctx) / HBM bandwidth, B × A(ctx) / attention peak FLOP/s)
 //	t_comm    = n_allreduce × (α + 2(TP−1)/TP × B × hidden × 2 bytes / link bandwidth)
-//	t_step    = max(t_memory, t_compute) + t_comm
+//	t_step    = t_matmul + t_attn + t_comm
+//
+// The matmuls and attention are bounded each on its own and added, not overlapped
+// (the operator-level roofline of Yuan et al., "LLM Inference Unveiled: Survey and
+// Roofline Model Insights", 2024): in every layer attention waits for the QKV
+// projection and the output projection and MLP wait for attention, so one step's
+// weight-bound matmuls cannot hide its KV-bound attention or the reverse. (An
+// engine that overlaps the matmuls of one part of the batch with the attention of
+// another, as NanoFlow does, could beat this; vLLM, SGLang and TensorRT-LLM run one
+// kernel at a time on a GPU.) Decode alone, memory-bound in both, is the same as
+// max(t_memory, t_compute); it matters where prefill makes the matmuls compute-bound
+// while the decode tokens' attention still reads their KV cache.
 //
 // per-user tok/s = 1 / t_step and total tok/s = B / t_step. W_active is the weights
 // one GPU reads per step: all of its dense share, and of its routed experts those that
@@ -97,6 +108,8 @@ type RooflinePoint struct {
 	Batch                    float64 // concurrent decoding requests, whole deployment
 	ContextTokens            float64 // tokens in each request's KV cache
 	WeightBytes, KVBytes     float64 // read per GPU per step
+	// MemoryS is every byte read ÷ bandwidth and ComputeS every FLOP ÷ its peak;
+	// the step adds the matmuls' and attention's each bound by the larger of its own.
 	MemoryS, ComputeS, CommS float64
 	AttentionS               float64 // the part of ComputeS that is attention
 	StepS                    float64 // a request's interval between tokens
@@ -288,14 +301,29 @@ func (r *Roofline) step(batch, contextTokens, prefillPerToken, prefillAttnPerTok
 		msg := tokens * float64(r.ExpertsPerToken) * float64(r.Hidden) * actBytes * float64(g-1) / float64(g) / float64(s.TP)
 		pt.CommS += 2 * float64(r.MoELayers) * (r.AllReduceLatencyS + msg/r.LinkBytesS)
 	}
-	stage := math.Max(pt.MemoryS, pt.ComputeS) + pt.CommS
+	// The matmuls and attention run one after the other (see the top of the file):
+	// each is bound by its own bytes or its own FLOPs.
+	bw := r.GPU.BandwidthBytesS
+	matmulS := pt.ComputeS - pt.AttentionS
+	gemm := math.Max(pt.WeightBytes/bw, matmulS)
+	attn := math.Max(pt.KVBytes/bw, pt.AttentionS)
+	stage := gemm + attn + pt.CommS
+	// Bound names what most of the step waits for.
+	memS, compS := 0.0, 0.0
+	for _, op := range [][2]float64{{pt.WeightBytes / bw, matmulS}, {pt.KVBytes / bw, pt.AttentionS}} {
+		if op[1] > op[0] {
+			compS += op[1]
+		} else {
+			memS += op[0]
+		}
+	}
 	pt.StepS = float64(s.PP) * stage
 	pt.PerUserTokS = 1 / pt.StepS
 	pt.TotalTokS = batch / pt.StepS
 	switch {
-	case pt.CommS >= pt.MemoryS && pt.CommS >= pt.ComputeS:
+	case pt.CommS >= memS && pt.CommS >= compS:
 		pt.Bound = "communication"
-	case pt.ComputeS > pt.MemoryS:
+	case compS > memS:
 		pt.Bound = "compute"
 	default:
 		pt.Bound = "memory"

@@ -32,9 +32,12 @@ func plan(t *testing.T, file string, in BudgetInput) *PlanResult {
 //   - batch 64, 2,048 tokens: KV 64 × 2,048 × 131,072 = 17,179,869,184; (16.06e9 +
 //     17.18e9) / 3.35e12 = 9.922 ms, 100.8 tok/s per user, 6,450 tok/s in total;
 //     compute 2 × 8.03e9 × 64 / 989e12 = 1.039 ms.
-//   - batch 1,024, 16 tokens: KV 1,024 × 16 × 131,072 = 2,147,483,648; memory
-//     18,207,473,664 / 3.35e12 = 5.435 ms; compute 2 × 8.03e9 × 1,024 / 989e12 =
-//     16.63 ms: compute-bound, 60.1 tok/s per user, 61,590 in total.
+//   - batch 1,024, 16 tokens: KV 1,024 × 16 × 131,072 = 2,147,483,648; the matmuls
+//     2 × 8.03e9 × 1,024 / 989e12 = 16.63 ms (compute-bound: their weights take
+//     4.794 ms), then attention reads the KV cache, 2,147,483,648 / 3.35e12 = 0.641 ms
+//     (its 1,024 × 16,384 × 16 × 32 FLOPs take 8.7 µs): 17.27 ms, compute-bound,
+//     57.9 tok/s per user, 59,296 in total. A single max(memory, compute) would hide
+//     the KV read under the matmuls: 16.63 ms.
 //
 // Llama-3.1-70B bf16 at TP 8 on H100 SXM, batch 1, 1 token: 70,553,706,496 parameters
 // (TestParamCountAndWeights) = 141,107,412,992 bytes / 8 = 17,638,426,624 per GPU /
@@ -57,7 +60,7 @@ func TestRooflineWorkedExamples(t *testing.T) {
 	}{
 		{"batch 1", 1, 1024, 4.834, 206.9, 206.9, "memory"},
 		{"batch 64", 64, 2048, 9.922, 100.8, 6450, "memory"},
-		{"batch 1024", 1024, 16, 16.63, 60.13, 61590, "compute"},
+		{"batch 1024", 1024, 16, 17.27, 57.90, 59296, "compute"},
 	}
 	for _, tt := range tests {
 		pt := r.At(tt.batch, tt.ctx)

@@ -7,10 +7,10 @@ package prediction
 func calibrationTable() []Calibration {
 	return []Calibration{
 		{Kind: "concurrency", Nominal: 0.8, Errors: 27, Deployments: 5, LogHalfWidth: 0.243467, Calibrated: true, PerUser: &Calibration{Kind: "concurrency", Nominal: 0.8, Errors: 27, Deployments: 5, LogHalfWidth: 0.253655, Calibrated: true}},
-		{Kind: "lengths", Nominal: 0.8, Errors: 150, Deployments: 30, LogHalfWidth: 0.336608, Calibrated: true, PerUser: &Calibration{Kind: "lengths", Nominal: 0.8, Errors: 24, Deployments: 12, LogHalfWidth: 0.327875, Calibrated: true}},
-		{Kind: "engine", Nominal: 0.8, Errors: 79, Deployments: 14, LogHalfWidth: 0.322535, Calibrated: true, PerUser: &Calibration{Kind: "engine", Nominal: 0.8, Errors: 10, Deployments: 4, LogHalfWidth: 0.427261, Calibrated: false}},
-		{Kind: "precision-or-shape", Nominal: 0.8, Errors: 242, Deployments: 15, LogHalfWidth: 0.535861, Calibrated: true, PerUser: &Calibration{Kind: "precision-or-shape", Nominal: 0.8, Errors: 19, Deployments: 7, LogHalfWidth: 0.521226, Calibrated: true}},
-		{Kind: "gpu", Nominal: 0.8, Errors: 1317, Deployments: 39, LogHalfWidth: 0.358352, Calibrated: true, PerUser: &Calibration{Kind: "gpu", Nominal: 0.8, Errors: 191, Deployments: 21, LogHalfWidth: 0.428643, Calibrated: true}},
+		{Kind: "lengths", Nominal: 0.8, Errors: 150, Deployments: 30, LogHalfWidth: 0.309556, Calibrated: true, PerUser: &Calibration{Kind: "lengths", Nominal: 0.8, Errors: 24, Deployments: 12, LogHalfWidth: 0.520102, Calibrated: true}},
+		{Kind: "engine", Nominal: 0.8, Errors: 79, Deployments: 14, LogHalfWidth: 0.15534, Calibrated: true, PerUser: &Calibration{Kind: "engine", Nominal: 0.8, Errors: 10, Deployments: 4, LogHalfWidth: 0.427261, Calibrated: false}},
+		{Kind: "precision-or-shape", Nominal: 0.8, Errors: 242, Deployments: 15, LogHalfWidth: 0.525836, Calibrated: true, PerUser: &Calibration{Kind: "precision-or-shape", Nominal: 0.8, Errors: 19, Deployments: 7, LogHalfWidth: 0.521226, Calibrated: true}},
+		{Kind: "gpu", Nominal: 0.8, Errors: 1317, Deployments: 39, LogHalfWidth: 0.331745, Calibrated: true, PerUser: &Calibration{Kind: "gpu", Nominal: 0.8, Errors: 191, Deployments: 21, LogHalfWidth: 0.448973, Calibrated: true}},
 	}
 }
 
@@ -18,8 +18,8 @@ func calibrationTable() []Calibration {
 // GPUs reach, fitted on every held-out error that crosses vendors (docs/predictions.md).
 func vendorOffsetTable() map[string]float64 {
 	return map[string]float64{
-		"amd":    -0.172319,
-		"nvidia": 0.172319,
+		"amd":    -0.173168,
+		"nvidia": 0.173168,
 	}
 }
 
@@ -27,5 +27,5 @@ func vendorOffsetTable() map[string]float64 {
 // predictions count on, fitted with the vendor offsets on every held-out error
 // (docs/predictions.md).
 func computeShareTable() map[string]float64 {
-	return map[string]float64{"fp4": 0.65}
+	return map[string]float64{"fp4": 0.75}
 }

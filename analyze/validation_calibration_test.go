@@ -254,27 +254,6 @@ func changeKind(a, b *valDep, from, to valPt) prediction.ChangeKind {
 // fp4 is the share of the FP4 peak FLOP/s both rooflines count on
 // (predictingRoofline; prediction.ComputeShare at run time).
 func predictPoint(a, b *valDep, from, to valPt, fp4 float64) (out, user float64) {
-	return predictPointT0(a, b, from, to, fp4, 0)
-}
-
-func ovT0s() []float64 {
-	maxMS, _ := strconv.ParseFloat(os.Getenv("OV_MAX"), 64)
-	var out []float64
-	for ms := 0.0; ms <= maxMS+1e-9; ms += 0.5 {
-		out = append(out, ms/1000)
-	}
-	return out
-}
-
-func carry(measuredS, fromRoofS, toRoofS, t0 float64) float64 {
-	if measuredS <= 0 || fromRoofS <= 0 || toRoofS <= 0 {
-		return 0
-	}
-	t0 = math.Max(0, math.Min(t0, measuredS-fromRoofS))
-	return toRoofS*(measuredS-t0)/fromRoofS + t0
-}
-
-func predictPointT0(a, b *valDep, from, to valPt, fp4, t0 float64) (out, user float64) {
 	share := func(dtype string) float64 {
 		if dtype == "fp4" {
 			return fp4
@@ -294,17 +273,6 @@ func predictPointT0(a, b *valDep, from, to valPt, fp4, t0 float64) (out, user fl
 		batch = holds
 	}
 	dst := rb.AtWorkload(batch, to.prompt, to.output)
-	if t0 > 0 {
-		if st := carry(from.batch/from.out, src.StepS, dst.StepS, t0); st > 0 {
-			out = batch / st
-		}
-		if from.user > 0 {
-			if st := carry(1/from.user, src.StepS, dst.StepS, t0); st > 0 {
-				user = 1 / st
-			}
-		}
-		return out, user
-	}
 	return from.out / src.TotalTokS * dst.TotalTokS, from.user / src.PerUserTokS * dst.PerUserTokS
 }
 
@@ -387,11 +355,9 @@ func scoreDeployments(deps []*valDep) []valScore {
 				lo, hi := oldSpread(a, from)
 				s := valScore{kind: changeKind(a, b, from, *to), from: a, to: b, c: to.c, measured: to.out, pred: v, raw: v,
 					oldCovered: v*lo <= to.out*(1+1e-9) && to.out <= v*hi*(1+1e-9), userMeasured: to.user, userPred: u}
-				for _, t0 := range ovT0s() {
-					for _, f := range fp4Shares() {
-						v, u := predictPointT0(a, b, from, *to, f, t0)
-						s.rawAt, s.userAt = append(s.rawAt, v), append(s.userAt, u)
-					}
+				for _, f := range fp4Shares() {
+					v, u := predictPoint(a, b, from, *to, f)
+					s.rawAt, s.userAt = append(s.rawAt, v), append(s.userAt, u)
 				}
 				scores = append(scores, s)
 			}
@@ -405,12 +371,6 @@ func scoreDeployments(deps []*valDep) []valScore {
 		d     float64
 	}
 	fits := map[pair]fit{}
-	ovFits := map[int]int{}
-	defer func() {
-		if os.Getenv("OV_MAX") != "" {
-			fmt.Println("OVDBG t0 fits (index of 0.5 ms):", ovFits)
-		}
-	}()
 	for i := range scores {
 		s := &scores[i]
 		k := pair{s.from, s.to}
@@ -422,10 +382,7 @@ func scoreDeployments(deps []*valDep) []valScore {
 			f = fit{share, off[vendorOf(s.from)] - off[vendorOf(s.to)]}
 			fits[k] = f
 		}
-		s.raw, s.fp4 = s.rawAt[f.share], fp4Shares()[f.share%len(fp4Shares())]
-		if os.Getenv("OV_MAX") != "" {
-			ovFits[f.share/len(fp4Shares())]++
-		}
+		s.raw, s.fp4 = s.rawAt[f.share], fp4Shares()[f.share]
 		s.pred = s.raw * math.Exp(-f.d)
 		s.userPred = s.userAt[f.share] * math.Exp(-f.d)
 	}

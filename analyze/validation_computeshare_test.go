@@ -44,7 +44,7 @@ func fitComputeShare(scores []valScore, keep func(valScore) bool) (int, map[stri
 	best, bestErr := len(fp4Shares())-1, math.Inf(1)
 	var bestOff map[string]float64
 	at := make([]valScore, len(kept))
-	for i := range kept[0].rawAt {
+	for i := range fp4Shares() {
 		for j, s := range kept {
 			s.raw = s.rawAt[i]
 			at[j] = s

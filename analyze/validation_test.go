@@ -53,10 +53,6 @@ func TestValidation(t *testing.T) {
 	scores := scoreDeployments(deps)
 	table := writeCalibratedScores(&doc, scores)
 	share, vendors := fitComputeShare(scores, func(valScore) bool { return true })
-	if os.Getenv("OV_MAX") != "" {
-		fmt.Printf("OVDBG run-time t0 %.1f ms share %.2f\n", float64(share/len(fp4Shares()))*0.5, fp4Shares()[share%len(fp4Shares())])
-		share %= len(fp4Shares())
-	}
 	writeComputeShares(&doc, scores, fp4Shares()[share])
 	doc.WriteString(validationWeak)
 	if err := checkCalibrationTable(table, vendors, fp4Shares()[share], *update); err != nil {

@@ -105,9 +105,9 @@ type Roofline struct {
 
 // RooflinePoint is the roofline at one batch.
 type RooflinePoint struct {
-	Batch                    float64 // concurrent decoding requests, whole deployment
-	ContextTokens            float64 // tokens in each request's KV cache
-	WeightBytes, KVBytes     float64 // read per GPU per step
+	Batch                float64 // concurrent decoding requests, whole deployment
+	ContextTokens        float64 // tokens in each request's KV cache
+	WeightBytes, KVBytes float64 // read per GPU per step
 	// MemoryS is every byte read ÷ bandwidth and ComputeS every FLOP ÷ its peak;
 	// the step adds the matmuls' and attention's each bound by the larger of its own.
 	MemoryS, ComputeS, CommS float64

@@ -5,7 +5,6 @@ import (
 	"math"
 	"sort"
 
-	"github.com/ceiling-llm/ceiling/capacity"
 	"github.com/ceiling-llm/ceiling/prediction"
 )
 
@@ -21,7 +20,8 @@ import (
 // capped by what the changed KV cache holds. Longer prompts cost prefill FLOPs and
 // KV reads in the roofline, so they never raise a prediction. TPOT is the measured
 // TPOT scaled by the per-user speed's change; TTFT the measured TTFT scaled by the
-// prefill work (prompt tokens × FLOPs per token ÷ the GPUs' peak FLOP/s).
+// prefill time at the peaks (capacity.Roofline.PrefillS: the prompt's matmul FLOPs
+// and its causal attention's, which grow with the prompt's square).
 //
 // Intervals. The share a deployment reaches moves with the GPU, the precision, the
 // engine and the request lengths in ways the roofline does not know. Each predicted
@@ -67,7 +67,7 @@ func PredictCurve(m CurveModel) []LevelPrediction {
 			userShares[i] = p.PerUserTokS / roof.PerUserTokS
 		}
 	}
-	prefill := prefillCost(m.Changed) * m.ToPrompt / (prefillCost(m.Base) * m.PromptTokens)
+	prefill := m.Changed.PrefillS(m.ToPrompt) / m.Base.PrefillS(m.PromptTokens)
 	var unloaded *float64 // TTFT at the lowest valid concurrency
 	for _, p := range m.Points {
 		if p.Valid && p.TTFT != nil && *p.TTFT > 0 {
@@ -128,12 +128,6 @@ func PredictCurve(m CurveModel) []LevelPrediction {
 	}
 	atSameSpeed(out)
 	return out
-}
-
-// prefillCost is the prefill time per prompt token at the roofline's peak: 2 ×
-// active parameters FLOPs over the GPUs one request's matmuls are split across.
-func prefillCost(r *capacity.Roofline) float64 {
-	return 2 * r.ActiveParams / (float64(r.Shape.TP) * r.PeakFLOPs)
 }
 
 // atSameSpeed fills AtMeasuredSpeed: the predicted throughput where the predicted

@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -67,6 +68,12 @@ func TestPredictCurve(t *testing.T) {
 		if l := long[i]; l.OutputTokS == nil || l.OutputTokS.Value >= pts[i].OutputTokS || l.PerUserTokS.Value >= pts[i].PerUserTokS {
 			t.Errorf("c=%g at 8000-token prompts: %+v, per user %+v; want below the measured %g, %g", l.Concurrency, l.OutputTokS, l.PerUserTokS, pts[i].OutputTokS, pts[i].PerUserTokS)
 		}
+	}
+	// TTFT scales with the prefill time, attention's P² included: more than the
+	// prompt's 8000/938 (its matmuls alone).
+	want := 0.065 * h100.PrefillS(8000) / h100.PrefillS(938)
+	if l := long[1]; l.TTFT == nil || math.Abs(l.TTFT.Value/want-1) > 1e-9 || l.TTFT.Value <= 0.065*8000/938*1.01 {
+		t.Errorf("c=8 TTFT at 8000-token prompts: %+v; want %g, above the linear %g", l.TTFT, want, 0.065*8000/938)
 	}
 }
 

@@ -244,6 +244,21 @@ func (r *Roofline) AtWorkload(batch, promptTokens, outputTokens float64) Rooflin
 	return r.step(batch, prompt+outputTokens/2, prompt/outputTokens, r.promptAttnFLOPs(prompt)/outputTokens)
 }
 
+// PrefillS is the time one prompt of promptTokens takes to prefill alone at the
+// peaks: its matmuls, 2 × active parameters per token over the TP GPUs sharing
+// them, and its causal attention, through every pipeline stage. Weight reads are
+// left out (a long prompt is compute-bound); 0 for no prompt.
+func (r *Roofline) PrefillS(promptTokens float64) float64 {
+	if promptTokens <= 0 || r.PeakFLOPs <= 0 {
+		return 0
+	}
+	t := 2 * r.ActiveParams * promptTokens / float64(r.Shape.TP) / r.PeakFLOPs
+	if r.AttnPeakFLOPs > 0 {
+		t += float64(r.Shape.PP) * r.promptAttnFLOPs(promptTokens) / r.AttnPeakFLOPs
+	}
+	return t
+}
+
 // promptAttnFLOPs is the attention FLOPs per GPU of prefilling one prompt of tokens
 // over the stage's attention layers.
 func (r *Roofline) promptAttnFLOPs(tokens float64) float64 {

@@ -27,6 +27,7 @@ func CompareSummary(r *Run, opt Options, s *summary.Summary) *SummaryCheck {
 		gpus, basis = opt.Shape().GPUs(), "--gpus of the measured run"
 	}
 	sc.MeasuredGPUs, sc.GPUsBasis = gpus, basis
+	lengthsNoted := false
 	for _, p := range s.Points {
 		pc := SummaryPointCheck{Label: p.Label, Concurrency: p.Concurrency, Rate: p.Rate}
 		pc.Theirs = Figures{OutputTokSPerGPU: p.OutputTokSPerGPU, PerUserTokS: p.PerUserTokS, TTFT: p.TTFT.P50, TPOT: p.TPOT.P50}
@@ -53,6 +54,10 @@ func CompareSummary(r *Run, opt Options, s *summary.Summary) *SummaryCheck {
 			}
 			lvl := l.Level
 			pc.MeasuredLevel = &lvl
+			if note := lengthsDiffer(p.InputTokens, p.OutputTokens, l); note != "" && !lengthsNoted {
+				sc.Notes = append(sc.Notes, note) // once: the first compared level stands for all
+				lengthsNoted = true
+			}
 			pc.Measured = Figures{OutputTokSPerGPU: pf(l.OutputTokS / float64(gpus)), TTFT: l.TTFT.P50, TPOT: l.TPOT.P50}
 			if l.PerUserTokS > 0 {
 				pc.Measured.PerUserTokS = pf(l.PerUserTokS)
@@ -67,9 +72,37 @@ func CompareSummary(r *Run, opt Options, s *summary.Summary) *SummaryCheck {
 		}
 		sc.Points = append(sc.Points, pc)
 	}
+	named := false
+	for _, p := range s.Points {
+		named = named || p.Model != ""
+	}
+	if !named && len(s.Points) > 0 {
+		// A table of published levels names no model: nothing can tell it was
+		// measured on another deployment, so the reader is told it is assumed.
+		sc.Notes = append(sc.Notes, fmt.Sprintf("the points name no model: they are set beside run %s as if they measured the same model and deployment", r.RunID))
+	}
 	sc.Notes = append(sc.Notes, "summary-level points: the other tool's own statistics (its percentile and TPOT definitions), with no requests behind them to re-derive")
 	sc.Notes = append(sc.Notes, s.Warnings...)
 	return sc
+}
+
+// lengthsDiffer says when a point's request lengths differ from the measured
+// level's by more than a tenth: their throughput then measures another workload.
+func lengthsDiffer(in, out *float64, l Level) string {
+	differ := func(theirs *float64, ours float64) bool {
+		return theirs != nil && ours > 0 && math.Abs(*theirs-ours) > 0.1*ours
+	}
+	if !differ(in, l.MeanPromptTokens) && !differ(out, l.MeanOutputTokens) {
+		return ""
+	}
+	show := func(v *float64) string {
+		if v == nil {
+			return "?"
+		}
+		return fmt.Sprintf("%.0f", *v)
+	}
+	return fmt.Sprintf("the points were measured with %s prompt + %s output tokens, the run's c=%d level with %.0f + %.0f: another workload, so the figures differ for that reason too",
+		show(in), show(out), l.Concurrency, l.MeanPromptTokens, l.MeanOutputTokens)
 }
 
 // sameModel compares model names without their organisation prefix

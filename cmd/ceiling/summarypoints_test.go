@@ -120,7 +120,7 @@ func TestAnalyzeLeavesOutImpossibleSummaryPoints(t *testing.T) {
 func TestAnalyzeWithPublishedLevelsCSV(t *testing.T) {
 	run := filepath.Join("..", "..", "samples", "llamacpp-d768-4slots.parquet")
 	points := filepath.Join(t.TempDir(), "levels.csv")
-	body := "# a comment line, as in samples/published\nconcurrency,output_tok_s_per_gpu,per_user_tok_s,source\n4,80,25,blog\n64,130,16.7,blog\n"
+	body := "# a comment line, as in samples/published\nconcurrency,output_tok_s_per_gpu,per_user_tok_s,input_tokens,output_tokens,source\n4,80,25,8192,1024,blog\n64,130,16.7,8192,1024,blog\n"
 	if err := os.WriteFile(points, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -134,6 +134,12 @@ func TestAnalyzeWithPublishedLevelsCSV(t *testing.T) {
 	}
 	if len(a.Runs) != 1 || len(a.SummaryChecks) != 1 || len(a.SummaryChecks[0].Points) != 2 {
 		t.Fatalf("%d runs, %d summary checks: want the run with the CSV's 2 levels beside it", len(a.Runs), len(a.SummaryChecks))
+	}
+	// The table names no model, and its lengths (8,192 + 1,024) are not the run's
+	// (256 + 128): both are said, not left for the reader to notice.
+	notes := strings.Join(a.SummaryChecks[0].Notes, "\n")
+	if !strings.Contains(notes, "the points name no model") || !strings.Contains(notes, "8192 prompt + 1024 output tokens, the run's c=4 level with 256 + 128") {
+		t.Errorf("notes lack the unnamed model or the other lengths:\n%s", notes)
 	}
 	p := a.SummaryChecks[0].Points[0]
 	if p.MeasuredLevel == nil || p.Measured.OutputTokSPerGPU == nil || p.DiffPct.OutputTokSPerGPU == nil {

@@ -68,14 +68,20 @@ func TestWhatIfFP4ComputeShare(t *testing.T) {
 			continue
 		}
 		n++
-		atShare := scaled.AtWorkload(lp.Batch, change.PromptTokens, change.OutputTokens).TotalTokS
-		atPeak := full.AtWorkload(lp.Batch, change.PromptTokens, change.OutputTokens).TotalTokS
-		if atPeak < atShare*1.2 {
-			t.Fatalf("level %d: not compute-bound (roofline %g at the peak, %g at the share): the test shows nothing", lp.Level, atPeak, atShare)
+		atShare := scaled.AtWorkload(lp.Batch, change.PromptTokens, change.OutputTokens)
+		atPeak := full.AtWorkload(lp.Batch, change.PromptTokens, change.OutputTokens)
+		if atPeak.TotalTokS < atShare.TotalTokS*1.2 {
+			t.Fatalf("level %d: not compute-bound (roofline %g at the peak, %g at the share): the test shows nothing", lp.Level, atPeak.TotalTokS, atShare.TotalTokS)
 		}
-		if want := lp.Measured.Share * atShare; math.Abs(lp.OutputTokS.Value/want-1) > 1e-9 {
-			t.Errorf("level %d: predicted %g tok/s, want the share %g × the roofline at the FP4 compute share %g = %g (at the whole peak: %g)",
-				lp.Level, lp.OutputTokS.Value, lp.Measured.Share, atShare, want, lp.Measured.Share*atPeak)
+		// The measured step (batch ÷ output) and its roofline's (the share of it),
+		// carried with the step overhead (carryStep) to the changed roofline.
+		measuredS := lp.Batch / lp.Measured.OutputTokS
+		carried := func(to capacity.RooflinePoint) float64 {
+			return lp.Batch / carryStep(measuredS, measuredS*lp.Measured.Share, to.StepS, prediction.StepOverheadS())
+		}
+		if want := carried(atShare); math.Abs(lp.OutputTokS.Value/want-1) > 1e-9 {
+			t.Errorf("level %d: predicted %g tok/s, want the share %g carried to the roofline at the FP4 compute share: %g (at the whole peak: %g)",
+				lp.Level, lp.OutputTokS.Value, lp.Measured.Share, want, carried(atPeak))
 		}
 	}
 	if n == 0 {
@@ -89,6 +95,9 @@ func TestWhatIfFP4ComputeShare(t *testing.T) {
 			said = strings.Contains(row.Basis, fmt.Sprintf("changed roofline's FP4 tensor cores at %.2f of their peak FLOP/s", prediction.ComputeShare("fp4")))
 			if !said {
 				t.Errorf("the ceiling's basis does not name the FP4 compute share: %s", row.Basis)
+			}
+			if t0 := fmt.Sprintf("a fixed %.1f ms per step", prediction.StepOverheadS()*1000); !strings.Contains(row.Basis, t0) {
+				t.Errorf("the ceiling's basis does not name the step overhead (%q): %s", t0, row.Basis)
 			}
 		}
 	}

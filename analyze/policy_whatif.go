@@ -298,8 +298,12 @@ func whatIf(r *Run, opt Options, change WhatIfChange) ([]WhatIfRow, curveResult,
 	if base.GPU != nil && p.GPU != nil {
 		efficiency = prediction.VendorEfficiency(base.GPU.Vendor(), p.GPU.Vendor())
 	}
-	if share := ceilingShare(r, baseRoof, mp, mo) * efficiency; rerr == nil && share > 0 && pred.Ceiling != nil {
-		v := share * roof.AtWorkload(ceiling, prompt, output).TotalTokS
+	t0 := prediction.StepOverheadS()
+	measuredS, baseS := ceilingStep(r, baseRoof, mp, mo)
+	if share := carriedEfficiency(measuredS, baseS, t0) * efficiency; rerr == nil && share > 0 && pred.Ceiling != nil {
+		// The step at the ceiling: the measured one less t0, scaled by the rooflines'
+		// steps, plus t0 (carryStep); the throughput is the batch over it.
+		v := efficiency * ceiling / carryStep(measuredS, baseS, roof.AtWorkload(ceiling, prompt, output).StepS, t0)
 		pred.OutputTokS = &v
 		lo, hi := prediction.IntervalFor(change.Kinds()...).Bounds(v)
 		pred.OutputTokSInterval = &Range{Value: v, Low: lo, High: hi}
@@ -308,6 +312,7 @@ func whatIf(r *Run, opt Options, change WhatIfChange) ([]WhatIfRow, curveResult,
 			pred.Basis += fmt.Sprintf(", × %.2f for %s's GPUs against %s's", efficiency, p.GPU.Vendor(), base.GPU.Vendor())
 		}
 		pred.Basis += ") × the changed roofline with prefill there"
+		pred.Basis += stepOverheadNote(t0)
 		pred.Basis += computeShareNote(baseRoof, roof)
 	}
 	switch {
@@ -319,7 +324,7 @@ func whatIf(r *Run, opt Options, change WhatIfChange) ([]WhatIfRow, curveResult,
 		curve.note = "no level is predicted: the run's request lengths are unknown"
 	default:
 		curve.model = &CurveModel{Points: curveFromRun(r), Base: baseRoof, Changed: roof, PromptTokens: mp, OutputTokens: mo,
-			ToPrompt: prompt, ToOutput: output, KVHolds: pred.KVCeiling, Efficiency: efficiency}
+			ToPrompt: prompt, ToOutput: output, KVHolds: pred.KVCeiling, Efficiency: efficiency, StepOverheadS: t0}
 	}
 	return []WhatIfRow{measured, pred}, curve, nil
 }
@@ -340,17 +345,21 @@ func meanLengths(r *Run) (prompt, output float64) {
 	return prompt / n, output / n
 }
 
-// ceilingShare is the measured output at the realistic ceiling (within the SLOs)
-// over the roofline with prefill at the decode batch of that level; 0 when unknown.
-func ceilingShare(r *Run, roof *capacity.Roofline, prompt, output float64) float64 {
+// ceilingStep is the measured decode step at the realistic ceiling (within the
+// SLOs: the decode batch of that level over its output tok/s) and the roofline
+// with prefill's step there; 0s when unknown.
+func ceilingStep(r *Run, roof *capacity.Roofline, prompt, output float64) (measuredS, roofS float64) {
 	if roof == nil || r.Decision == nil || r.Decision.AtCeiling == nil || math.IsNaN(prompt) || output <= 0 {
-		return 0
+		return 0, 0
 	}
 	a := r.Decision.AtCeiling
+	if a.OutputTokS <= 0 {
+		return 0, 0
+	}
 	for _, l := range r.Levels {
 		if l.Level == a.Level && l.DecodeConcurrency > 0 {
-			return a.OutputTokS / roof.AtWorkload(l.DecodeConcurrency, prompt, output).TotalTokS
+			return l.DecodeConcurrency / a.OutputTokS, roof.AtWorkload(l.DecodeConcurrency, prompt, output).StepS
 		}
 	}
-	return 0
+	return 0, 0
 }

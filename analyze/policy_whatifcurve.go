@@ -17,7 +17,11 @@ import (
 // prediction at that concurrency is the same share (times the vendor efficiency
 // where the change crosses from NVIDIA to AMD or back) of the changed deployment's
 // roofline at the batch the level would decode: the measured decode concurrency,
-// capped by what the changed KV cache holds. Longer prompts cost prefill FLOPs and
+// capped by what the changed KV cache holds. The share is carried on the step
+// less a fixed per-step overhead t0 (CPU scheduling, launches, sampling), which the
+// predicted step pays again: measured step = roofline step ÷ e + t0, predicted
+// step = changed roofline step ÷ e + t0 (carryStep, prediction.StepOverheadS), so
+// a small batch moved onto a faster GPU gains less than the rooflines' ratio. Longer prompts cost prefill FLOPs and
 // KV reads in the roofline, so they never raise a prediction. TPOT is the measured
 // TPOT scaled by the per-user speed's change; TTFT the measured TTFT scaled by the
 // prefill time at the peaks (capacity.Roofline.PrefillS: the prompt's matmul FLOPs
@@ -55,17 +59,14 @@ func PredictCurve(m CurveModel) []LevelPrediction {
 	}
 	out := make([]LevelPrediction, 0, len(m.Points))
 	shares := make([]float64, len(m.Points))
-	userShares := make([]float64, len(m.Points))
+	baseStep := make([]float64, len(m.Points)) // the measured roofline's step at each level's batch
 	for i, p := range m.Points {
-		shares[i], userShares[i] = math.NaN(), math.NaN()
+		shares[i] = math.NaN()
 		if !p.Valid || p.Batch <= 0 || p.OutputTokS <= 0 {
 			continue
 		}
 		roof := m.Base.AtWorkload(p.Batch, m.PromptTokens, m.OutputTokens)
-		shares[i] = p.OutputTokS / roof.TotalTokS
-		if p.PerUserTokS > 0 {
-			userShares[i] = p.PerUserTokS / roof.PerUserTokS
-		}
+		shares[i], baseStep[i] = p.OutputTokS/roof.TotalTokS, roof.StepS
 	}
 	prefill := m.Changed.PrefillS(m.ToPrompt) / m.Base.PrefillS(m.PromptTokens)
 	var unloaded *float64 // TTFT at the lowest valid concurrency
@@ -99,16 +100,22 @@ func PredictCurve(m CurveModel) []LevelPrediction {
 			batch = m.KVHolds
 		}
 		lp.Batch = batch
+		// The measured step (the batch over the output tok/s) less the fixed
+		// overhead, scaled by the rooflines' steps, plus the overhead (carryStep):
+		// without an overhead, the measured share times the changed roofline.
 		roof := m.Changed.AtWorkload(batch, m.ToPrompt, m.ToOutput)
-		v := shares[i] * m.Efficiency * roof.TotalTokS
+		v := 0.0
+		if st := carryStep(p.Batch/p.OutputTokS, baseStep[i], roof.StepS, m.StepOverheadS); st > 0 {
+			v = m.Efficiency * batch / st
+		}
 		ciLo, ciHi := 1.0, 1.0
 		if p.CILow != nil && p.CIHigh != nil && p.OutputTokS > 0 {
 			ciLo, ciHi = math.Min(1, *p.CILow/p.OutputTokS), math.Max(1, *p.CIHigh/p.OutputTokS)
 		}
 		lo, hi := m.Interval.Bounds(v)
 		lp.OutputTokS = &Range{Value: v, Low: lo * ciLo, High: hi * ciHi}
-		if !math.IsNaN(userShares[i]) {
-			u := userShares[i] * m.Efficiency * roof.PerUserTokS
+		if st := carryStep(1/math.Max(p.PerUserTokS, 0), baseStep[i], roof.StepS, m.StepOverheadS); p.PerUserTokS > 0 && st > 0 {
+			u := m.Efficiency / st
 			ulo, uhi := m.Interval.User().Bounds(u)
 			lp.PerUserTokS = &Range{Value: u, Low: ulo, High: uhi}
 			if p.TPOT != nil && p.PerUserTokS > 0 {

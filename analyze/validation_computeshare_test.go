@@ -32,8 +32,30 @@ func fp4Shares() []float64 {
 	return append(out, 1)
 }
 
-// fitComputeShare fits the FP4 compute share (an index in fp4Shares) with the
-// vendor offsets on the scores kept by keep.
+// fitCandidate is one candidate pair of the fixed per-step overhead t0 (s,
+// carryStep) and the FP4 compute share, fitted together: t0 lowers a small
+// batch's predicted speed-up onto a faster GPU, the FP4 share a compute-bound
+// batch's.
+type fitCandidate struct{ t0, fp4 float64 }
+
+// maxStepOverheadMS bounds the overhead's grid: a few ms is what a step's CPU work
+// costs; past 20 ms it would be most of a slow GPU's step.
+const maxStepOverheadMS = 20
+
+// fitCandidates are the candidates: t0 from 0 to maxStepOverheadMS by 0.5 ms,
+// each with every FP4 share (fp4Shares).
+func fitCandidates() []fitCandidate {
+	var out []fitCandidate
+	for i := 0; i <= 2*maxStepOverheadMS; i++ {
+		for _, f := range fp4Shares() {
+			out = append(out, fitCandidate{t0: float64(i) / 2000, fp4: f})
+		}
+	}
+	return out
+}
+
+// fitComputeShare fits the step overhead and the FP4 compute share (an index in
+// fitCandidates) with the vendor offsets on the scores kept by keep.
 func fitComputeShare(scores []valScore, keep func(valScore) bool) (int, map[string]float64) {
 	var kept []valScore
 	for _, s := range scores {
@@ -41,10 +63,10 @@ func fitComputeShare(scores []valScore, keep func(valScore) bool) (int, map[stri
 			kept = append(kept, s)
 		}
 	}
-	best, bestErr := len(fp4Shares())-1, math.Inf(1)
+	best, bestErr := len(fp4Shares())-1, math.Inf(1) // no overhead, the whole peak
 	var bestOff map[string]float64
 	at := make([]valScore, len(kept))
-	for i := range fp4Shares() {
+	for i := range fitCandidates() {
 		for j, s := range kept {
 			s.raw = s.rawAt[i]
 			at[j] = s
@@ -62,12 +84,16 @@ func fitComputeShare(scores []valScore, keep func(valScore) bool) (int, map[stri
 	return best, bestOff
 }
 
-// writeComputeShares says which FP4 shares the scored predictions were made with
-// (each fitted without its own two deployments) and the one whatif uses.
-func writeComputeShares(doc *strings.Builder, scores []valScore, runTime float64) {
+// writeComputeShares says which FP4 shares and step overheads the scored
+// predictions were made with (each fitted without its own two deployments) and
+// the ones whatif uses.
+func writeComputeShares(doc *strings.Builder, scores []valScore, runTime fitCandidate) {
 	lo, hi := math.Inf(1), math.Inf(-1)
+	tlo, thi := math.Inf(1), math.Inf(-1)
 	for _, s := range scores {
 		lo, hi = math.Min(lo, s.fp4), math.Max(hi, s.fp4)
+		tlo, thi = math.Min(tlo, s.t0), math.Max(thi, s.t0)
 	}
-	fmt.Fprintf(doc, "\nThe FP4 tensor cores' share of their peak FLOP/s (`prediction.ComputeShare`, docs/predictions.md), fitted with the vendor offsets without each scored prediction's two deployments: %.2f–%.2f over the scored predictions; %.2f at run time, fitted on every error.\n", lo, hi, runTime)
+	fmt.Fprintf(doc, "\nThe FP4 tensor cores' share of their peak FLOP/s (`prediction.ComputeShare`, docs/predictions.md), fitted with the vendor offsets and the step overhead without each scored prediction's two deployments: %.2f–%.2f over the scored predictions; %.2f at run time, fitted on every error.\n", lo, hi, runTime.fp4)
+	fmt.Fprintf(doc, "\nThe fixed per-step overhead t0 (`prediction.StepOverheadS`, docs/predictions.md: measured step = roofline step ÷ e + t0), fitted the same way: %.1f–%.1f ms over the scored predictions; %.1f ms at run time, fitted on every error.\n", tlo*1000, thi*1000, runTime.t0*1000)
 }

@@ -658,21 +658,22 @@ const validationWeak = `
   or engine changes the kernels, the attention backend and the scheduler: the share a
   deployment reaches moves with them, and the roofline knows bytes and FLOPs, not
   kernel quality. The only such effects the public data pins down are the vendor's (AMD's
-  GPUs reach about 0.71× NVIDIA's share) and the FP4 tensor cores' (counted at about
-  0.75 of their peak FLOP/s where a prediction is compute-bound), both learned
-  leave-one-deployment-out (docs/predictions.md); the rest is in the intervals, which
-  say honestly how far such a prediction has missed on public data. A fixed per-step
-  overhead (CPU scheduling, launches, sampling) explains the small-batch shares of
-  Kimi-K2.5 (H200 ↔ B200) and Llama-3.1-8B (H100 ↔ L40S); fitted held out (4–5 ms)
-  it lowered every kind's median but another precision or shape's (20.7% → 20.9%), so
-  it is not in the model (docs/predictions.md). Measure before buying.
+  GPUs reach about 0.73× NVIDIA's share), the FP4 tensor cores' (counted at about
+  0.70 of their peak FLOP/s where a prediction is compute-bound) and a fixed
+  per-step overhead (about 4.5 ms of CPU scheduling, launches and sampling that a
+  faster GPU does not shorten), all learned leave-one-deployment-out
+  (docs/predictions.md); the rest is in the intervals, which say honestly how far
+  such a prediction has missed on public data. The overhead is one figure for every
+  engine and GPU: across request lengths it raised the per-user speed's median error
+  (18% → 25%) while it lowered the throughput's. Measure before buying.
 - **Another precision or shape.** Kimi-K2.5 on B200, INT4 TP 8 ↔ NVFP4 TP 4, misses by
-  40–90% and its intervals cover 1 of 8 and 1 of 5: INT4 runs dequantizing kernels on
+  37% and 48% at the median (59% at worst), inside intervals this wide only because
+  the kind's other errors are: INT4 runs dequantizing kernels on
   BF16 tensor cores, NVFP4 native FP4 ones, and the shape changes too. Few public pairs
   change only the precision: most of this kind's predictions change only the shape, and
   most of those are one page's pipeline shapes (TensorRT-LLM's Llama-3.3-70B NVFP4 on
   RTX PRO 6000 at PP 1, 2, 4 and 8, offline maximum throughput), whose PP 8 is predicted
-  about 60% off at the median (its intervals cover 21 of 50): the roofline models no
+  about 60% off at the median (its intervals cover 27 of 50): the roofline models no
   pipeline bubble, and the other PP shapes' errors, which calibrate its interval, are
   smaller.
 - **Most public figures are single points.** The InferenceX blog tables give one

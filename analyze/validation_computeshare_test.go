@@ -18,10 +18,11 @@ import (
 // fitted without its own two deployments, as its vendor offsets are. Tried the
 // same way and not kept (another GPU's held-out median, 18.0% before): one share
 // for every dtype (19.7%; lengths 16.3%), BF16's alone (19.7%), FP8's alone (fitted
-// at 1: no change), a fixed per-step overhead (18.4%; lengths rose past their
-// goal), a factor on the all-reduce latency with this share (16.3% against this
-// share's 16.1%; another precision or shape 30.2% against 28.4%); the reverted
-// commits on branch i-model say more.
+// at 1: no change), a factor on the all-reduce latency with this share (16.3%
+// against this share's 16.1%; another precision or shape 30.2% against 28.4%); the
+// reverted commits on branch i-model say more. The fixed per-step overhead
+// (carryStep), not kept on the earlier roofline (lengths rose past their goal), is
+// fitted with the share on the operator-level roofline with attention.
 
 // fp4Shares are the candidate shares of the FP4 peak, 1 (the whole peak) last.
 func fp4Shares() []float64 {

@@ -16,29 +16,29 @@ const whatifHead = `Usage: ceiling whatif RUN|LEVELS.csv|INFERENCEX.json [flags]
 Analyzes one recorded run like 'ceiling analyze' (same flags: the model config and the
 GPU of the measured deployment are required, except for other request lengths or
 max_model_len alone, which the server's declared KV capacity answers: the KV ceiling
-only) and predicts it under a change (the
---to-* flags): other request lengths, max_model_len, KV dtype, GPU count or shape, or
-another catalog GPU. It prints the what-if alone (the full analysis only with
---analysis): the ceiling, measured beside PREDICTED, then every measured level
-predicted at the same concurrency (throughput, per-user speed, TTFT, TPOT), each with
-an interval, and the predicted throughput at each level's measured per-user speed.
+only) and predicts it under a change (the --to-* flags): other request lengths,
+max_model_len, KV dtype, GPU count or shape, or another catalog GPU. It prints the
+what-if alone (the full analysis only with --analysis): the ceiling, measured beside
+PREDICTED, then every measured level predicted at the same concurrency (throughput,
+per-user speed, TTFT, TPOT), each with an interval, and the predicted throughput at
+each level's measured per-user speed.
 
 The model: each level's measured share of its roofline with prefill (prompt FLOPs and
 KV reads included, so longer prompts never raise a prediction) times the changed
 deployment's roofline at the same concurrency, carried on each decode step less a
 fixed per-step overhead (CPU scheduling, launches, sampling) that the predicted step
-pays again; both rooflines count FP4 tensor cores
-at the share of their peak FLOP/s public measurements reach, and a factor applies
-between NVIDIA's and AMD's GPUs (docs/predictions.md). Each interval is an 80% interval
-calibrated for the kind of change (another GPU, precision or shape, request lengths,
-concurrency) on public measurements held out from it (docs/validation.md says how often
-it held). A level beyond what the
-changed KV cache holds is marked "beyond model", not given a number; a measured level
-that was itself invalid is marked "invalid". The measured batch limit and knee carry
-over to the ceiling only where shape and GPU are unchanged. Each ceiling row names the
-concurrency its throughput is at; a predicted ceiling past every valid measured level
-is marked EXTRAPOLATED, and the first note compares the two at equal concurrency.
-See docs/predictions.md; docs/validation.md scores the model against public figures.
+pays again; both rooflines count FP4 tensor cores at the share of their peak FLOP/s
+public measurements reach, and a factor applies between NVIDIA's and AMD's GPUs
+(docs/predictions.md). Each interval is an 80% interval calibrated for the kind of
+change (another GPU, precision or shape, request lengths, concurrency) on public
+measurements held out from it (docs/validation.md says how often it held). A level
+beyond what the changed KV cache holds is marked "beyond model", not given a number; a
+measured level that was itself invalid is marked "invalid". The measured batch limit
+and knee carry over to the ceiling only where shape and GPU are unchanged. Each
+ceiling row names the concurrency its throughput is at; a predicted ceiling past every
+valid measured level is marked EXTRAPOLATED, and the first note compares the two at
+equal concurrency. See docs/predictions.md; docs/validation.md scores the model
+against public figures.
 
 Published points as the baseline: instead of a run, give a CSV of levels with a
 header, one row per level (concurrency and output_tok_s_per_gpu or output_tok_s

@@ -25,16 +25,8 @@ func runCriteria(opt Options, plan trace.Plan) (Options, *Criteria) {
 		seen := map[string]bool{}
 		for _, t := range s.SLOs {
 			v, p := t.Seconds, t.Percentile
-			var target **float64
-			var pct *float64
-			switch t.Metric {
-			case "ttft":
-				target, pct = &opt.SLO.TTFT, &opt.SLO.TTFTP
-			case "tpot":
-				target, pct = &opt.SLO.TPOT, &opt.SLO.TPOTP
-			case "e2e":
-				target, pct = &opt.SLO.E2E, &opt.SLO.E2EP
-			default:
+			target, pct, ok := opt.SLO.fields(t.Metric)
+			if !ok {
 				notes = append(notes, fmt.Sprintf("the search's %s %s target is not a ceiling of the analysis", t.Metric, PercentileName(p)))
 				continue
 			}
@@ -95,6 +87,21 @@ func runCriteria(opt Options, plan trace.Plan) (Options, *Criteria) {
 		c.Text += "; " + strings.Join(notes, "; ")
 	}
 	return opt, c
+}
+
+// fields says where s holds the target and the percentile of one latency metric,
+// named as search criteria and stored search plans name them ("ttft", "tpot",
+// "e2e"); ok is false for a metric the analysis has no target of.
+func (s *SLO) fields(metric string) (target **float64, pct *float64, ok bool) {
+	switch metric {
+	case "ttft":
+		return &s.TTFT, &s.TTFTP, true
+	case "tpot":
+		return &s.TPOT, &s.TPOTP, true
+	case "e2e":
+		return &s.E2E, &s.E2EP, true
+	}
+	return nil, nil, false
 }
 
 func sloTargetPtr(s SLO, name string) *float64 {

@@ -38,15 +38,10 @@ func searchOptions(criteria []searchrule.Criterion) Options {
 		}
 		opt.Percentiles = append(opt.Percentiles, c.P)
 		v := c.Limit
-		var target **float64
-		switch c.Metric {
-		case "ttft":
-			target = &opt.SLO.TTFT
-		case "tpot":
-			target = &opt.SLO.TPOT
-		case "e2e":
-			target = &opt.SLO.E2E
-		default:
+		// Only the target, for goodput: the criterion itself reads its own
+		// percentile from the level (searchFiguresOf).
+		target, _, ok := opt.SLO.fields(c.Metric)
+		if !ok {
 			continue
 		}
 		if *target == nil || v < **target {

@@ -100,10 +100,10 @@ type CurveModel struct {
 	// Efficiency multiplies the carried shares: the share another vendor's GPUs
 	// reach of their roofline (prediction.VendorEfficiency; ≤ 0: 1).
 	Efficiency float64
-	// StepOverheadS is the fixed time of a decode step taken off each measured
-	// step before its share is carried and added to the predicted step (carryStep;
-	// prediction.StepOverheadS; ≤ 0: none).
-	StepOverheadS float64
+	// StepOverhead is the fixed time of a decode step taken off each measured
+	// step before its share is carried and the changed deployment's added to the
+	// predicted step (carryStep; prediction.StepOverhead; zero: none).
+	StepOverhead prediction.Overhead
 }
 
 // Range is a prediction and its interval.

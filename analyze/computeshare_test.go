@@ -77,7 +77,7 @@ func TestWhatIfFP4ComputeShare(t *testing.T) {
 		// carried with the step overhead (carryStep) to the changed roofline.
 		measuredS := lp.Batch / lp.Measured.OutputTokS
 		carried := func(to capacity.RooflinePoint) float64 {
-			return lp.Batch / carryStep(measuredS, measuredS*lp.Measured.Share, to.StepS, prediction.StepOverheadS())
+			return lp.Batch / carryStep(measuredS, measuredS*lp.Measured.Share, to.StepS, prediction.StepOverhead().S(1), prediction.StepOverhead().S(1))
 		}
 		if want := carried(atShare); math.Abs(lp.OutputTokS.Value/want-1) > 1e-9 {
 			t.Errorf("level %d: predicted %g tok/s, want the share %g carried to the roofline at the FP4 compute share: %g (at the whole peak: %g)",
@@ -96,7 +96,7 @@ func TestWhatIfFP4ComputeShare(t *testing.T) {
 			if !said {
 				t.Errorf("the ceiling's basis does not name the FP4 compute share: %s", row.Basis)
 			}
-			if t0 := fmt.Sprintf("a fixed %.1f ms per step", prediction.StepOverheadS()*1000); !strings.Contains(row.Basis, t0) {
+			if t0 := fmt.Sprintf("a fixed %.1f ms per step", prediction.StepOverhead().StepS*1000); !strings.Contains(row.Basis, t0) {
 				t.Errorf("the ceiling's basis does not name the step overhead (%q): %s", t0, row.Basis)
 			}
 		}

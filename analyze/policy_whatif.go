@@ -298,12 +298,12 @@ func whatIf(r *Run, opt Options, change WhatIfChange) ([]WhatIfRow, curveResult,
 	if base.GPU != nil && p.GPU != nil {
 		efficiency = prediction.VendorEfficiency(base.GPU.Vendor(), p.GPU.Vendor())
 	}
-	t0 := prediction.StepOverheadS()
+	t0 := prediction.StepOverhead()
 	measuredS, baseS := ceilingStep(r, baseRoof, mp, mo)
-	if share := carriedEfficiency(measuredS, baseS, t0) * efficiency; rerr == nil && share > 0 && pred.Ceiling != nil {
+	if share := carriedEfficiency(measuredS, baseS, stepOverheadS(t0, baseRoof)) * efficiency; rerr == nil && share > 0 && pred.Ceiling != nil {
 		// The step at the ceiling: the measured one less t0, scaled by the rooflines'
 		// steps, plus t0 (carryStep); the throughput is the batch over it.
-		v := efficiency * ceiling / carryStep(measuredS, baseS, roof.AtWorkload(ceiling, prompt, output).StepS, t0)
+		v := efficiency * ceiling / carryStep(measuredS, baseS, roof.AtWorkload(ceiling, prompt, output).StepS, stepOverheadS(t0, baseRoof), stepOverheadS(t0, roof))
 		pred.OutputTokS = &v
 		lo, hi := prediction.IntervalFor(change.Kinds()...).Bounds(v)
 		pred.OutputTokSInterval = &Range{Value: v, Low: lo, High: hi}
@@ -324,7 +324,7 @@ func whatIf(r *Run, opt Options, change WhatIfChange) ([]WhatIfRow, curveResult,
 		curve.note = "no level is predicted: the run's request lengths are unknown"
 	default:
 		curve.model = &CurveModel{Points: curveFromRun(r), Base: baseRoof, Changed: roof, PromptTokens: mp, OutputTokens: mo,
-			ToPrompt: prompt, ToOutput: output, KVHolds: pred.KVCeiling, Efficiency: efficiency, StepOverheadS: t0}
+			ToPrompt: prompt, ToOutput: output, KVHolds: pred.KVCeiling, Efficiency: efficiency, StepOverhead: t0}
 	}
 	return []WhatIfRow{measured, pred}, curve, nil
 }

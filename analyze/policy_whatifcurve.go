@@ -18,9 +18,10 @@ import (
 // where the change crosses from NVIDIA to AMD or back) of the changed deployment's
 // roofline at the batch the level would decode: the measured decode concurrency,
 // capped by what the changed KV cache holds. The share is carried on the step
-// less a fixed per-step overhead t0 (CPU scheduling, launches, sampling), which the
-// predicted step pays again: measured step = roofline step ÷ e + t0, predicted
-// step = changed roofline step ÷ e + t0 (carryStep, prediction.StepOverheadS), so
+// less a fixed per-step overhead t0 (CPU scheduling, launches, sampling; more per
+// further pipeline stage), which the predicted step pays again: measured step =
+// roofline step ÷ e + t0, predicted step = changed roofline step ÷ e + t0'
+// (carryStep, prediction.StepOverhead), so
 // a small batch moved onto a faster GPU gains less than the rooflines' ratio. Longer prompts cost prefill FLOPs and
 // KV reads in the roofline, so they never raise a prediction. TPOT is the measured
 // TPOT scaled by the per-user speed's change; TTFT the measured TTFT scaled by the
@@ -105,7 +106,7 @@ func PredictCurve(m CurveModel) []LevelPrediction {
 		// without an overhead, the measured share times the changed roofline.
 		roof := m.Changed.AtWorkload(batch, m.ToPrompt, m.ToOutput)
 		v := 0.0
-		if st := carryStep(p.Batch/p.OutputTokS, baseStep[i], roof.StepS, m.StepOverheadS); st > 0 {
+		if st := carryStep(p.Batch/p.OutputTokS, baseStep[i], roof.StepS, stepOverheadS(m.StepOverhead, m.Base), stepOverheadS(m.StepOverhead, m.Changed)); st > 0 {
 			v = m.Efficiency * batch / st
 		}
 		ciLo, ciHi := 1.0, 1.0
@@ -114,7 +115,7 @@ func PredictCurve(m CurveModel) []LevelPrediction {
 		}
 		lo, hi := m.Interval.Bounds(v)
 		lp.OutputTokS = &Range{Value: v, Low: lo * ciLo, High: hi * ciHi}
-		if st := carryStep(1/math.Max(p.PerUserTokS, 0), baseStep[i], roof.StepS, m.StepOverheadS); p.PerUserTokS > 0 && st > 0 {
+		if st := carryStep(1/math.Max(p.PerUserTokS, 0), baseStep[i], roof.StepS, stepOverheadS(m.StepOverhead, m.Base), stepOverheadS(m.StepOverhead, m.Changed)); p.PerUserTokS > 0 && st > 0 {
 			u := m.Efficiency / st
 			ulo, uhi := m.Interval.User().Bounds(u)
 			lp.PerUserTokS = &Range{Value: u, Low: ulo, High: uhi}

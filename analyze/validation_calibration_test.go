@@ -58,14 +58,12 @@ type valScore struct {
 	// raw is the prediction before the vendor offsets (pred is after them), with
 	// the FP4 compute share fitted for it.
 	raw float64
-	// rawAt and userAt are the prediction and its per-user speed before the vendor
-	// offsets at each candidate step overhead and FP4 compute share
-	// (fitCandidates), to fit them.
-	rawAt, userAt []float64
-	fp4           float64 // the FP4 compute share this prediction was made with
-	t0            float64 // the step overhead (s) this prediction was made with
-	q             float64 // the leave-one-deployment-out half-width (log)
-	uq            float64 // the same for the per-user speed
+	// steps is what the prediction carries at each FP4 compute share (fp4Shares),
+	// to fit the share and the step overhead (at).
+	steps []pointSteps
+	fit   fitCandidate // the FP4 compute share and step overhead it was made with
+	q     float64      // the leave-one-deployment-out half-width (log)
+	uq    float64      // the same for the per-user speed
 	// wide is true where the held-out errors were too few to calibrate q (it is
 	// then the widest of them × 1.5).
 	wide bool
@@ -77,6 +75,10 @@ type valScore struct {
 	// (0: not published, not scored); its interval is the throughput's.
 	userMeasured, userPred float64
 }
+
+// at is the prediction and its per-user speed before the vendor offsets with
+// the FP4 compute share and step overhead of c.
+func (s valScore) at(c fitCandidate) (raw, user float64) { return s.steps[c.share].predict(c.o) }
 
 func (s valScore) logErr() float64 { return math.Log(s.pred / s.measured) }
 func (s valScore) heldOut() prediction.HeldOutError {
@@ -254,10 +256,26 @@ func changeKind(a, b *valDep, from, to valPt) prediction.ChangeKind {
 // predicted the same way (0 where from has none).
 //
 // fp4 is the share of the FP4 peak FLOP/s both rooflines count on
-// (predictingRoofline; prediction.ComputeShare at run time), t0 the fixed
-// per-step overhead taken off from's steps and added to the predicted ones
-// (carryStep; prediction.StepOverheadS at run time).
-func predictPoint(a, b *valDep, from, to valPt, fp4, t0 float64) (out, user float64) {
+// (predictingRoofline; prediction.ComputeShare at run time), o the fixed step
+// overhead taken off from's steps and added to the predicted ones, each by its
+// deployment's pipeline stages (carryStep; prediction.StepOverhead at run time).
+func predictPoint(a, b *valDep, from, to valPt, fp4 float64, o prediction.Overhead) (out, user float64) {
+	return carriedSteps(a, b, from, to, fp4).predict(o)
+}
+
+// pointSteps is what a prediction carries at one FP4 compute share: the batch it
+// predicts at, the source's measured steps and both rooflines' steps and stages.
+// The overhead is applied last (predict), so the fit of the overhead does not
+// recompute the rooflines.
+type pointSteps struct {
+	batch            float64
+	outS, userS      float64 // the measured step by the output tok/s and by the per-user speed (0: none)
+	srcRoof, dstRoof float64
+	srcPP, dstPP     int
+}
+
+// carriedSteps is predictPoint's work up to the overhead.
+func carriedSteps(a, b *valDep, from, to valPt, fp4 float64) pointSteps {
 	share := func(dtype string) float64 {
 		if dtype == "fp4" {
 			return fp4
@@ -277,11 +295,21 @@ func predictPoint(a, b *valDep, from, to valPt, fp4, t0 float64) (out, user floa
 		batch = holds
 	}
 	dst := rb.AtWorkload(batch, to.prompt, to.output)
-	if st := carryStep(from.batch/from.out, src.StepS, dst.StepS, t0); st > 0 {
-		out = batch / st
-	}
+	p := pointSteps{batch: batch, outS: from.batch / from.out, srcRoof: src.StepS, dstRoof: dst.StepS, srcPP: ra.Shape.PP, dstPP: rb.Shape.PP}
 	if from.user > 0 {
-		if st := carryStep(1/from.user, src.StepS, dst.StepS, t0); st > 0 {
+		p.userS = 1 / from.user
+	}
+	return p
+}
+
+// predict is the output and per-user speed predicted with the overhead o.
+func (p pointSteps) predict(o prediction.Overhead) (out, user float64) {
+	fromO, toO := o.S(p.srcPP), o.S(p.dstPP)
+	if st := carryStep(p.outS, p.srcRoof, p.dstRoof, fromO, toO); st > 0 {
+		out = p.batch / st
+	}
+	if p.userS > 0 {
+		if st := carryStep(p.userS, p.srcRoof, p.dstRoof, fromO, toO); st > 0 {
 			user = 1 / st
 		}
 	}
@@ -363,13 +391,12 @@ func scoreDeployments(deps []*valDep) []valScore {
 					continue
 				}
 				// Before issue 28: the whole FP4 peak, and the old interval.
-				v, u := predictPoint(a, b, from, *to, 1, 0)
+				v, u := predictPoint(a, b, from, *to, 1, prediction.Overhead{})
 				lo, hi := oldSpread(a, from)
 				s := valScore{kind: changeKind(a, b, from, *to), from: a, to: b, c: to.c, measured: to.out, pred: v, raw: v,
 					oldCovered: v*lo <= to.out*(1+1e-9) && to.out <= v*hi*(1+1e-9), userMeasured: to.user, userPred: u}
-				for _, f := range fitCandidates() {
-					v, u := predictPoint(a, b, from, *to, f.fp4, f.t0)
-					s.rawAt, s.userAt = append(s.rawAt, v), append(s.userAt, u)
+				for _, f := range fp4Shares() {
+					s.steps = append(s.steps, carriedSteps(a, b, from, *to, f))
 				}
 				scores = append(scores, s)
 			}
@@ -379,8 +406,8 @@ func scoreDeployments(deps []*valDep) []valScore {
 	// fitted without a and b.
 	type pair struct{ a, b *valDep }
 	type fit struct {
-		share int // index in fitCandidates
-		d     float64
+		c fitCandidate
+		d float64
 	}
 	fits := map[pair]fit{}
 	for i := range scores {
@@ -394,10 +421,11 @@ func scoreDeployments(deps []*valDep) []valScore {
 			f = fit{share, off[vendorOf(s.from)] - off[vendorOf(s.to)]}
 			fits[k] = f
 		}
-		c := fitCandidates()[f.share]
-		s.raw, s.fp4, s.t0 = s.rawAt[f.share], c.fp4, c.t0
+		var user float64
+		s.fit = f.c
+		s.raw, user = s.at(f.c)
 		s.pred = s.raw * math.Exp(-f.d)
-		s.userPred = s.userAt[f.share] * math.Exp(-f.d)
+		s.userPred = user * math.Exp(-f.d)
 	}
 	// Leave one deployment out: the interval of a prediction a → b is calibrated on
 	// the errors of its kind between deployments other than a and b.
@@ -633,9 +661,9 @@ func checkCalibrationTable(table []prediction.Calibration, vendors map[string]fl
 	}
 	b.WriteString("\t}\n}\n\n")
 	b.WriteString("// computeShareTable is the share of each tensor-core dtype's peak FLOP/s that\n// predictions count on, fitted with the vendor offsets on every held-out error\n// (docs/predictions.md).\n")
-	fmt.Fprintf(&b, "func computeShareTable() map[string]float64 {\n\treturn map[string]float64{%q: %s}\n}\n\n", "fp4", strconv.FormatFloat(fit.fp4, 'g', 6, 64))
+	fmt.Fprintf(&b, "func computeShareTable() map[string]float64 {\n\treturn map[string]float64{%q: %s}\n}\n\n", "fp4", strconv.FormatFloat(fit.fp4(), 'g', 6, 64))
 	b.WriteString("// stepOverheadTable is the fixed time of a decode step (s) that does not scale\n// with the GPU, fitted with the FP4 compute share and the vendor offsets on every\n// held-out error (docs/predictions.md).\n")
-	fmt.Fprintf(&b, "func stepOverheadTable() float64 {\n\treturn %s\n}\n", strconv.FormatFloat(fit.t0, 'g', 6, 64))
+	fmt.Fprintf(&b, "func stepOverheadTable() Overhead {\n\treturn Overhead{StepS: %s, ExtraStageS: %s}\n}\n", strconv.FormatFloat(fit.o.StepS, 'g', 6, 64), strconv.FormatFloat(fit.o.ExtraStageS, 'g', 6, 64))
 	src, err := format.Source(b.Bytes())
 	if err != nil {
 		return err
@@ -659,23 +687,24 @@ const validationWeak = `
   deployment reaches moves with them, and the roofline knows bytes and FLOPs, not
   kernel quality. The only such effects the public data pins down are the vendor's (AMD's
   GPUs reach about 0.73× NVIDIA's share), the FP4 tensor cores' (counted at about
-  0.70 of their peak FLOP/s where a prediction is compute-bound) and a fixed
-  per-step overhead (about 4.5 ms of CPU scheduling, launches and sampling that a
-  faster GPU does not shorten), all learned leave-one-deployment-out
-  (docs/predictions.md); the rest is in the intervals, which say honestly how far
-  such a prediction has missed on public data. The overhead is one figure for every
-  engine and GPU: across request lengths it raised the per-user speed's median error
-  (18% → 25%) while it lowered the throughput's. Measure before buying.
+  0.75 of their peak FLOP/s where a prediction is compute-bound) and a fixed
+  step overhead (about 5 ms of CPU scheduling, launches and sampling that a
+  faster GPU does not shorten, and 11 ms per further pipeline stage), all learned
+  leave-one-deployment-out (docs/predictions.md); the rest is in the intervals,
+  which say honestly how far such a prediction has missed on public data. The
+  overhead is one figure for every engine and GPU: across request lengths it raised
+  the per-user speed's median error (18% → 25%) while it lowered the throughput's.
+  The per-stage figure is fitted on the only public pipelines, one publisher's PCIe
+  GPUs at their maximum batch. Measure before buying.
 - **Another precision or shape.** Kimi-K2.5 on B200, INT4 TP 8 ↔ NVFP4 TP 4, misses by
   37% and 48% at the median (59% at worst), inside intervals this wide only because
   the kind's other errors are: INT4 runs dequantizing kernels on
   BF16 tensor cores, NVFP4 native FP4 ones, and the shape changes too. Few public pairs
   change only the precision: most of this kind's predictions change only the shape, and
   most of those are one page's pipeline shapes (TensorRT-LLM's Llama-3.3-70B NVFP4 on
-  RTX PRO 6000 at PP 1, 2, 4 and 8, offline maximum throughput), whose PP 8 is predicted
-  about 60% off at the median (its intervals cover 27 of 50): the roofline models no
-  pipeline bubble, and the other PP shapes' errors, which calibrate its interval, are
-  smaller.
+  RTX PRO 6000 at PP 1, 2, 4 and 8, offline maximum throughput), whose PP 8 is still
+  predicted about 30% off at the median (60% at worst; 58% at the median before the
+  per-stage overhead): the roofline models no pipeline bubble beyond it.
 - **Most public figures are single points.** The InferenceX blog tables give one
   (best) configuration per GPU and length, with its concurrency and median TTFT and
   TPOT: the decode batch is taken from Little's law (concurrency × decode time ÷

@@ -6,11 +6,11 @@ package prediction
 // held-out error of analyze/testdata/validation (docs/validation.md).
 func calibrationTable() []Calibration {
 	return []Calibration{
-		{Kind: "concurrency", Nominal: 0.8, Errors: 27, Deployments: 5, LogHalfWidth: 0.197558, Calibrated: true, PerUser: &Calibration{Kind: "concurrency", Nominal: 0.8, Errors: 27, Deployments: 5, LogHalfWidth: 0.157692, Calibrated: true}},
-		{Kind: "lengths", Nominal: 0.8, Errors: 150, Deployments: 30, LogHalfWidth: 0.283904, Calibrated: true, PerUser: &Calibration{Kind: "lengths", Nominal: 0.8, Errors: 24, Deployments: 12, LogHalfWidth: 0.410842, Calibrated: true}},
-		{Kind: "engine", Nominal: 0.8, Errors: 79, Deployments: 14, LogHalfWidth: 0.171856, Calibrated: true, PerUser: &Calibration{Kind: "engine", Nominal: 0.8, Errors: 10, Deployments: 4, LogHalfWidth: 0.385863, Calibrated: false}},
-		{Kind: "precision-or-shape", Nominal: 0.8, Errors: 242, Deployments: 15, LogHalfWidth: 0.549415, Calibrated: true, PerUser: &Calibration{Kind: "precision-or-shape", Nominal: 0.8, Errors: 19, Deployments: 7, LogHalfWidth: 0.615023, Calibrated: true}},
-		{Kind: "gpu", Nominal: 0.8, Errors: 1317, Deployments: 39, LogHalfWidth: 0.306104, Calibrated: true, PerUser: &Calibration{Kind: "gpu", Nominal: 0.8, Errors: 191, Deployments: 21, LogHalfWidth: 0.475411, Calibrated: true}},
+		{Kind: "concurrency", Nominal: 0.8, Errors: 27, Deployments: 5, LogHalfWidth: 0.202346, Calibrated: true, PerUser: &Calibration{Kind: "concurrency", Nominal: 0.8, Errors: 27, Deployments: 5, LogHalfWidth: 0.162405, Calibrated: true}},
+		{Kind: "lengths", Nominal: 0.8, Errors: 150, Deployments: 30, LogHalfWidth: 0.296178, Calibrated: true, PerUser: &Calibration{Kind: "lengths", Nominal: 0.8, Errors: 24, Deployments: 12, LogHalfWidth: 0.406381, Calibrated: true}},
+		{Kind: "engine", Nominal: 0.8, Errors: 79, Deployments: 14, LogHalfWidth: 0.174729, Calibrated: true, PerUser: &Calibration{Kind: "engine", Nominal: 0.8, Errors: 10, Deployments: 4, LogHalfWidth: 0.380768, Calibrated: false}},
+		{Kind: "precision-or-shape", Nominal: 0.8, Errors: 242, Deployments: 15, LogHalfWidth: 0.512675, Calibrated: true, PerUser: &Calibration{Kind: "precision-or-shape", Nominal: 0.8, Errors: 19, Deployments: 7, LogHalfWidth: 0.669437, Calibrated: true}},
+		{Kind: "gpu", Nominal: 0.8, Errors: 1317, Deployments: 39, LogHalfWidth: 0.281537, Calibrated: true, PerUser: &Calibration{Kind: "gpu", Nominal: 0.8, Errors: 191, Deployments: 21, LogHalfWidth: 0.474944, Calibrated: true}},
 	}
 }
 
@@ -18,8 +18,8 @@ func calibrationTable() []Calibration {
 // GPUs reach, fitted on every held-out error that crosses vendors (docs/predictions.md).
 func vendorOffsetTable() map[string]float64 {
 	return map[string]float64{
-		"amd":    -0.156617,
-		"nvidia": 0.156617,
+		"amd":    -0.15378,
+		"nvidia": 0.15378,
 	}
 }
 
@@ -27,12 +27,12 @@ func vendorOffsetTable() map[string]float64 {
 // predictions count on, fitted with the vendor offsets on every held-out error
 // (docs/predictions.md).
 func computeShareTable() map[string]float64 {
-	return map[string]float64{"fp4": 0.7}
+	return map[string]float64{"fp4": 0.75}
 }
 
 // stepOverheadTable is the fixed time of a decode step (s) that does not scale
 // with the GPU, fitted with the FP4 compute share and the vendor offsets on every
 // held-out error (docs/predictions.md).
-func stepOverheadTable() float64 {
-	return 0.0045
+func stepOverheadTable() Overhead {
+	return Overhead{StepS: 0.005, ExtraStageS: 0.011}
 }

@@ -26,8 +26,8 @@ each level's measured per-user speed.
 The model: each level's measured share of its roofline with prefill (prompt FLOPs and
 KV reads included, so longer prompts never raise a prediction) times the changed
 deployment's roofline at the same concurrency, carried on each decode step less a
-fixed per-step overhead (CPU scheduling, launches, sampling) that the predicted step
-pays again; both rooflines count FP4 tensor cores at the share of their peak FLOP/s
+fixed step overhead (CPU scheduling, launches, sampling; more per pipeline stage)
+that the predicted step pays again; both rooflines count FP4 tensor cores at the share of their peak FLOP/s
 public measurements reach, and a factor applies between NVIDIA's and AMD's GPUs
 (docs/predictions.md). Each interval is an 80% interval calibrated for the kind of
 change (another GPU, precision or shape, request lengths, concurrency) on public

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/ceiling-llm/ceiling/engine"
 )
@@ -370,10 +371,20 @@ func attachServerCounters(r *Run, snaps []timedSnapshot) {
 	if len(snaps) == 0 {
 		return
 	}
+	var missing []string
 	for i := range r.Levels {
 		l := &r.Levels[i]
 		if l.winEndNs > l.winStartNs {
 			l.Server = levelCounters(snaps, l.winStartNs, l.winEndNs)
 		}
+		if l.Server == nil {
+			missing = append(missing, fmt.Sprintf("level %d (%s, window %s)", l.Level, offeredLabel(*l), time.Duration(l.winEndNs-l.winStartNs).Round(time.Millisecond)))
+		}
+	}
+	// A level the server's counters say nothing of is named, not dropped from
+	// the table silently: its window was shorter than the scrape interval.
+	if len(missing) > 0 && len(missing) < len(r.Levels) {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("server counters: %d of %d levels have no scrape of the server's counters inside their window: %s (the scrape interval is longer than the window; longer levels or a shorter interval give them)",
+			len(missing), len(r.Levels), strings.Join(missing, ", ")))
 	}
 }

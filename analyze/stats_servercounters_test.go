@@ -180,3 +180,24 @@ func TestLevelCountersWindow(t *testing.T) {
 		t.Error("counters for a window without scrapes")
 	}
 }
+
+// A level whose window holds no scrape keeps no counters and is named in a
+// warning, while a level with scrapes gets its own: a short level is never
+// dropped from the server's evidence silently.
+func TestServerCountersNameLevelsWithoutScrape(t *testing.T) {
+	var snaps []timedSnapshot
+	for i := range 5 { // scrapes at 0..4 s
+		snaps = append(snaps, timedSnapshot{int64(i) * 1e9, snapshot{engine: "llamacpp", running: ptr(2.0)}})
+	}
+	r := &Run{Levels: []Level{
+		{Level: 0, Concurrency: 2, winStartNs: 0, winEndNs: 3e9},
+		{Level: 1, Concurrency: 8, winStartNs: 4.2e9, winEndNs: 4.65e9},
+	}}
+	attachServerCounters(r, snaps)
+	if r.Levels[0].Server == nil || r.Levels[1].Server != nil {
+		t.Fatalf("server counters %+v, %+v: want the first level's only", r.Levels[0].Server, r.Levels[1].Server)
+	}
+	if !containsSubstring(r.Warnings, "1 of 2 levels have no scrape") || !containsSubstring(r.Warnings, "level 1 (c=8, window 450ms)") {
+		t.Errorf("warnings %q do not name level 1 and its window", r.Warnings)
+	}
+}

@@ -23,7 +23,7 @@ func serverTable(r *analyze.Run) levelTable {
 		s := l.Server
 		row := []string{fmt.Sprint(l.Level), offeredText(l), validText(l), fmtNum(l.InFlight), fmtNum(l.DecodeConcurrency)}
 		if s == nil {
-			row = append(row, "—", "—", "—", "—")
+			row = append(row, "no scrape", "—", "—", "—") // its window was shorter than the scrape interval (analyze warns)
 		} else {
 			any = true
 			row = append(row, pair(s.RunningMean, s.RunningMax, fmtPtr), pair(s.WaitingMean, s.WaitingMax, fmtPtr),

@@ -105,3 +105,20 @@ func TestTailFromScheduled(t *testing.T) {
 		t.Errorf("closed loop shows latencies from the scheduled send:\n%s", s)
 	}
 }
+
+// The server counters table keeps a level without a scrape in its window, marked,
+// beside one with counters.
+func TestServerTableKeepsLevelWithoutScrape(t *testing.T) {
+	run := func(v float64) *float64 { return &v }
+	a := &analyze.Analysis{Schema: analyze.Schema, Runs: []analyze.Run{{RunID: "r", Levels: []analyze.Level{
+		{Level: 0, Concurrency: 2, Requests: 20, Valid: true, Server: &analyze.ServerCounters{RunningMean: run(2), RunningMax: run(2)}},
+		{Level: 1, Concurrency: 8, Requests: 20, Valid: true},
+	}}}}
+	tab := serverTable(&a.Runs[0])
+	if tab == nil || len(tab.rows) != 2 {
+		t.Fatalf("server table %+v: want both levels", tab)
+	}
+	if got := tab.rows[1]; got[1] != "c=8" || got[3] != "no scrape" {
+		t.Errorf("level 1's row %q: want c=8 and \"no scrape\" under server running", got)
+	}
+}

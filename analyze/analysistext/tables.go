@@ -34,6 +34,12 @@ func serverTable(r *analyze.Run) *table {
 	for _, l := range r.Levels {
 		s := l.Server
 		if s == nil {
+			// No scrape inside its window (analyze warns): the row stays, empty.
+			row := []string{fmt.Sprint(l.Level), offeredLabel(l), numCell(l.InFlight, 2), "no scrape"}
+			for len(row) < len(t.head) {
+				row = append(row, "—")
+			}
+			t.rows = append(t.rows, row)
 			continue
 		}
 		found = true

@@ -50,7 +50,7 @@ func WhatIf(r *Run, opt Options, change WhatIfChange) (*WhatIfResult, error) {
 	}
 	interval := prediction.IntervalFor(change.Kinds()...)
 	res := &WhatIfResult{Predicted: true, RunID: r.RunID, Rows: rows, Levels: []LevelPrediction{}, Notes: []string{},
-		Model:          "each level's measured share of its roofline with prefill (its step less a fixed per-step overhead), times the changed deployment's roofline at the same concurrency, plus that overhead (docs/predictions.md)",
+		Model:          "each level's measured share of its roofline with prefill (its step less a fixed step overhead, more per pipeline stage), times the changed deployment's roofline at the same concurrency, plus the changed deployment's overhead (docs/predictions.md)",
 		IntervalMethod: IntervalMethod(interval), Interval: interval}
 	if len(rows) > 1 {
 		res.Change = rows[1].Scenario

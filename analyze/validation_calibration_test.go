@@ -661,6 +661,9 @@ func checkCalibrationTable(table []prediction.Calibration, vendors map[string]fl
 			user = fmt.Sprintf(", PerUser: &Calibration{Kind: %q, Nominal: %g, Errors: %d, Deployments: %d, LogHalfWidth: %s, Calibrated: %t}",
 				string(u.Kind), u.Nominal, u.Errors, u.Deployments, strconv.FormatFloat(u.LogHalfWidth, 'g', 6, 64), u.Calibrated)
 		}
+		if ts := c.TestSet; ts != nil {
+			user += fmt.Sprintf(", TestSet: &TestScore{Set: %q, Points: %d, Covered: %d, MedianAbsErr: %s}", ts.Set, ts.Points, ts.Covered, strconv.FormatFloat(ts.MedianAbsErr, 'g', 6, 64))
+		}
 		fmt.Fprintf(&b, "\t\t{Kind: %q, Nominal: %g, Errors: %d, Deployments: %d, LogHalfWidth: %s, Calibrated: %t%s},\n",
 			string(c.Kind), c.Nominal, c.Errors, c.Deployments, strconv.FormatFloat(c.LogHalfWidth, 'g', 6, 64), c.Calibrated, user)
 	}

@@ -58,7 +58,7 @@ func TestValidation(t *testing.T) {
 	// 4. The held-out sweeps, predicted with the run-time model.
 	doc.WriteString("\n")
 	held := heldOutDeployments(t)
-	writeHeldOut(t, &doc, held, scoreHeldOut(held))
+	writeHeldOut(t, &doc, held, scoreHeldOut(held, table, share, vendors), table)
 	doc.WriteString(validationWeak)
 	if err := checkCalibrationTable(table, vendors, share, *update); err != nil {
 		t.Error(err)

@@ -83,6 +83,21 @@ type Calibration struct {
 	// PerUser is the interval of the per-user speed (and so TPOT), calibrated the
 	// same way on the per-user errors; nil where none was (the throughput's then).
 	PerUser *Calibration `json:"per_user,omitempty"`
+	// TestSet is how this interval did on the test set no fit saw (nil: no
+	// prediction of this kind there).
+	TestSet *TestScore `json:"test_set,omitempty"`
+}
+
+// TestScore is how a kind's run-time prediction and interval did on measurements
+// held out from every fit (docs/validation.md, section 4): a check of the
+// calibration on data it was not fitted to, shown beside the interval so that a
+// reader sees how far it held there.
+type TestScore struct {
+	Set     string `json:"set"` // what the test set is, e.g. "DeepSeek-R1-0528 on SGLang"
+	Points  int    `json:"points"`
+	Covered int    `json:"covered"` // points inside their interval
+	// MedianAbsErr is the median absolute error, a fraction (0.34: 34%).
+	MedianAbsErr float64 `json:"median_abs_error"`
 }
 
 // User is the calibration of the per-user speed: PerUser, else c itself.
@@ -104,9 +119,19 @@ func (c Calibration) String() string {
 	s := fmt.Sprintf("%.0f%% interval for %s: predicted ×%.2f to ×%.2f, ", c.Nominal*100, c.Kind.Describe(), lo, hi)
 	if !c.Calibrated {
 		return s + fmt.Sprintf("NOT calibrated: only %d held-out errors over %d public deployments, too few, so the widest seen × %.1f (docs/validation.md)",
-			c.Errors, c.Deployments, UncalibratedWidening)
+			c.Errors, c.Deployments, UncalibratedWidening) + c.testSetText()
 	}
-	return s + fmt.Sprintf("split-conformal from %d held-out errors over %d public deployments (docs/validation.md)", c.Errors, c.Deployments)
+	return s + fmt.Sprintf("split-conformal from %d held-out errors over %d public deployments (docs/validation.md)", c.Errors, c.Deployments) + c.testSetText()
+}
+
+// testSetText says how the interval held on the test set ("" without one).
+func (c Calibration) testSetText() string {
+	t := c.TestSet
+	if t == nil || t.Points == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; on a test set no fit saw (%s) it held %.0f%% of %d points, median error %.0f%% (docs/validation.md, section 4)",
+		t.Set, float64(t.Covered)/float64(t.Points)*100, t.Points, t.MedianAbsErr*100)
 }
 
 // HeldOutError is one held-out prediction's absolute log error and the measured

@@ -83,3 +83,16 @@ func TestIntervalFor(t *testing.T) {
 		t.Errorf("uncalibrated text: %s", s)
 	}
 }
+
+// An interval with a test-set score says how it held there, beside where it was
+// calibrated; one without says nothing of a test set.
+func TestCalibrationStringTestSet(t *testing.T) {
+	c := Calibration{Kind: ChangeGPU, Nominal: 0.8, Errors: 100, Deployments: 20, LogHalfWidth: 0.3, Calibrated: true}
+	if s := c.String(); strings.Contains(s, "test set") {
+		t.Errorf("no test set, yet: %s", s)
+	}
+	c.TestSet = &TestScore{Set: "DeepSeek-R1-0528 on SGLang", Points: 66, Covered: 28, MedianAbsErr: 0.34}
+	if s, want := c.String(), "on a test set no fit saw (DeepSeek-R1-0528 on SGLang) it held 42% of 66 points, median error 34%"; !strings.Contains(s, want) {
+		t.Errorf("%s\nlacks %q", s, want)
+	}
+}

@@ -105,6 +105,7 @@ func TestBrowserLayout(t *testing.T) {
 				}
 				pages := browsertest.ReadPDF(t, pdftotext, pdf)
 				checkPrint(t, v.paper.name, pages, headings)
+				checkPrintedHeaders(t, v.paper.name, pages)
 				if k.name == "metrics" && v.name == "desktop" && *update {
 					if err := copyFile(shot, screenshotPNG); err != nil {
 						t.Fatal(err)
@@ -149,6 +150,26 @@ func count(list string) int {
 // the first page is filled at least half way. (A later page may end early where the
 // next chart, kept whole with its heading, does not fit below: it logs how full
 // each page is.)
+// checkPrintedHeaders checks that the per-level table's headers print whole: its
+// long single words print in their short forms, never broken inside a word into
+// a column a few letters wide ("Co / nc / urr / enc / y").
+func checkPrintedHeaders(t *testing.T, paper string, pages []browsertest.Page) {
+	t.Helper()
+	words := map[string]bool{}
+	for _, p := range pages {
+		for _, l := range p.Lines {
+			for _, w := range l.Words {
+				words[w.Text] = true
+			}
+		}
+	}
+	for _, want := range []string{"Lvl", "Conc.", "Req.", "Err.", "Output", "prefill"} {
+		if !words[want] {
+			t.Errorf("%s: the per-level table's header %q is not printed whole", paper, want)
+		}
+	}
+}
+
 func checkPrint(t *testing.T, paper string, pages []browsertest.Page, headings []string) {
 	t.Helper()
 	var fill []string

@@ -54,7 +54,10 @@ type card struct {
 
 type levelTable struct {
 	Header []string
-	Rows   []levelRow
+	// Short is the label each column prints with on paper where Header's is too
+	// long for a column of a twenty-column table ("" keeps Header's); nil: none.
+	Short []string
+	Rows  []levelRow
 	// Unit notes the units of the columns.
 	Note string
 }
@@ -371,6 +374,23 @@ func levelSpan(levels []analyze.Level) string {
 	return levelX(lo) + "–" + levelX(hi)
 }
 
+// shortPrintLabels are the per-level table's headers on paper where a long word
+// would otherwise break inside itself in a column a few characters wide
+// ("Co nc urr enc y").
+var shortPrintLabels = map[string]string{
+	"Level": "Lvl", "Concurrency": "Conc.", "Requests": "Req.", "Errors": "Err.",
+	"Goodput req/s": "Good req/s", "Decode conc.": "Dec. conc.", "Queue+prefill conc.": "Queue+ prefill conc.",
+}
+
+// printLabels are the paper labels of header (Short), "" where a header prints as it is.
+func printLabels(header []string) []string {
+	out := make([]string, len(header))
+	for i, h := range header {
+		out[i] = shortPrintLabels[h]
+	}
+	return out
+}
+
 func table(r *analyze.Run, ceil *analyze.Level) levelTable {
 	t := levelTable{
 		Header: []string{"Level", "Concurrency", "Requests", "Errors", "Output tok/s", "Naive tok/s", "Req/s", "Goodput req/s",
@@ -386,6 +406,7 @@ func table(r *analyze.Run, ceil *analyze.Level) levelTable {
 		t.Header = append(t.Header, "TTFT p99 from scheduled", "E2E p99 from scheduled")
 		t.Note += " Open loop: \"from scheduled\" latencies are measured from each request's scheduled send (scheduled_ns), corrected for coordinated omission, beside the ones from its actual send."
 	}
+	t.Short = printLabels(t.Header)
 	for i := range r.Levels {
 		l := &r.Levels[i]
 		errs := fmtInt(int64(l.Errors))

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -219,5 +220,52 @@ func TestProbeMessages(t *testing.T) {
 				t.Errorf("error %q dumps HTML or misleads", err)
 			}
 		})
+	}
+}
+
+// A probe request that fails in a way that may pass (429, 500, a stream cut short)
+// is sent again, and the sweep records once one succeeds, its progress saying so;
+// one that fails every time ends the run naming every attempt; a refusal (401)
+// is not retried.
+func TestProbeRetriesPassingFailures(t *testing.T) {
+	flaky := enginetest.New(enginetest.Config{Model: "m", Fault: func(i int64) enginetest.Fault {
+		switch i {
+		case 0:
+			return enginetest.FaultTooManyRequests
+		case 1:
+			return enginetest.FaultResetMidStream
+		}
+		return enginetest.FaultNone
+	}})
+	defer flaky.Close()
+	var progress strings.Builder
+	o := baseOptions(t, flaky.URL())
+	o.Model, o.Progress = "m", &progress
+	if _, err := Record(context.Background(), o); err != nil {
+		t.Fatalf("a server whose first two requests failed: %v", err)
+	}
+	if got := strings.Count(progress.String(), "probe request failed"); got != 2 {
+		t.Errorf("progress names %d failed probe requests, want 2:\n%s", got, progress.String())
+	}
+
+	down := enginetest.New(enginetest.Config{Model: "m", Fault: func(int64) enginetest.Fault { return enginetest.FaultInternal }})
+	defer down.Close()
+	o = baseOptions(t, down.URL())
+	o.Model = "m"
+	_, err := Record(context.Background(), o)
+	if err == nil || !strings.Contains(err.Error(), "the last of 3 attempts") || strings.Count(err.Error(), "HTTP 500") != 3 {
+		t.Errorf("a server that always fails: %v, want the 3 attempts named", err)
+	}
+
+	var calls atomic.Int64
+	refusing := enginetest.New(enginetest.Config{Model: "m", Fault: func(int64) enginetest.Fault {
+		calls.Add(1)
+		return enginetest.FaultUnauthorized
+	}})
+	defer refusing.Close()
+	o = baseOptions(t, refusing.URL())
+	o.Model = "m"
+	if _, err := Record(context.Background(), o); err == nil || calls.Load() != 1 {
+		t.Errorf("a 401: %v after %d requests, want one request and an error", err, calls.Load())
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/ceiling-llm/ceiling/record/internal/client"
 	"github.com/ceiling-llm/ceiling/record/internal/probe"
@@ -25,13 +26,52 @@ func (r *recorder) explain(err error) error {
 	return err
 }
 
-// probeRequest sends one short streaming request and maps its failure to a clear
+// probeAttempts is how often a probe request is sent before the recorder gives up
+// on a failure that may pass (a 429, a 5xx, a stream cut short): a server that
+// fails one request in a few is still recorded, its failures counted level by
+// level; one that fails every time is not. A refusal (401, 403, 404), an
+// unreachable server or an answer that is no stream fails at once.
+const probeAttempts = 3
+
+// probeRequest sends one short streaming request, again after a failure that may
+// pass (probeAttempts, waiting 1 s, then 2 s), and maps its failure to a clear
 // error. It returns the prompt tokens the server reported (or -1).
 func (r *recorder) probeRequest(ctx context.Context, text string) (int, error) {
+	var earlier []string
+	for attempt := 1; ; attempt++ {
+		n, again, err := r.probeOnce(ctx, text)
+		if err == nil || !again || attempt == probeAttempts {
+			if err != nil && len(earlier) > 0 {
+				err = fmt.Errorf("%w (the last of %d attempts; before it: %s)", err, attempt, strings.Join(earlier, "; "))
+			}
+			return n, err
+		}
+		earlier = append(earlier, err.Error())
+		wait := time.Duration(attempt) * time.Second
+		r.progress("%v: trying again in %s (attempt %d of %d)", err, wait, attempt+1, probeAttempts)
+		select {
+		case <-ctx.Done():
+			return -1, ctx.Err()
+		case <-time.After(wait):
+		}
+	}
+}
+
+// probeOnce sends the probe request once; again says whether its failure may
+// pass on another try.
+func (r *recorder) probeOnce(ctx context.Context, text string) (n int, again bool, err error) {
 	res := r.client.Do(ctx, client.Prompt{Text: text}, 1)
 	if ctx.Err() != nil {
-		return -1, ctx.Err()
+		return -1, false, ctx.Err()
 	}
+	again = res.Status == 429 || res.Status == 500 || res.Status == 502 || res.Status == 503 || res.Status == 504 || res.Streamed
+	n, err = r.probeResult(res)
+	return n, again, err
+}
+
+// probeResult maps one probe request's result to the prompt tokens the server
+// reported (or -1) and its failure to a clear error.
+func (r *recorder) probeResult(res client.Result) (int, error) {
 	switch {
 	case res.Status == 401 || res.Status == 403:
 		return -1, fmt.Errorf("%w (%s)", client.ErrUnauthorized, res.Err)

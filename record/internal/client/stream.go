@@ -113,6 +113,9 @@ type Result struct {
 	// ClientLimit is true when the request failed because this process ran out of
 	// file descriptors (EMFILE, ENFILE): the client's limit, not the server's.
 	ClientLimit bool
+	// Streamed is true when a 2xx answer was an SSE stream (not an HTML page, a
+	// JSON body or a compressed one): a failure then came inside the stream.
+	Streamed bool
 }
 
 // Do sends one streaming request and measures it. ctx cancels it (the row then says
@@ -199,6 +202,7 @@ func (c *Client) Do(ctx context.Context, p Prompt, maxTokens int) Result {
 		res.Err = c.sanitize(why)
 		return res
 	}
+	res.Streamed = true
 
 	sr := sse.NewReader(resp.Body)
 	if p.KeepText {

@@ -293,10 +293,15 @@ type Ceilings struct {
 	// between the last level that met them and the first that missed (which the
 	// evidence states), never below the last level that met them.
 	SLO *float64 `json:"slo"`
+	// Errors is the highest valid level below the first level (of every level,
+	// invalid ones too) whose share of failed requests is above the errors
+	// criterion (Criteria): 0 where the lowest level already fails it; null where
+	// none does.
+	Errors *float64 `json:"errors"`
 }
 
 // Ceiling is the realistic ceiling: the lowest of Ceilings, with the limit that binds
-// ("kv", "batch", "slo", "knee") and the evidence in words. Concurrency is null when
+// ("kv", "batch", "errors", "slo", "knee") and the evidence in words. Concurrency is null when
 // no ceiling was found in the tested range.
 type Ceiling struct {
 	Concurrency *float64 `json:"concurrency"`

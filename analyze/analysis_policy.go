@@ -11,6 +11,9 @@ type Criteria struct {
 	// Knee is the gain per doubling below which the throughput curve counts as
 	// flat; null: the knee is off.
 	Knee *float64 `json:"knee"`
+	// MaxErrors is the share of failed requests above which a level is past the
+	// ceiling; null: the errors criterion is off.
+	MaxErrors *float64 `json:"max_errors"`
 	// From is "options" (some given to the analysis; the rest may be the
 	// recording's), "recording" (stored by the recording's search) or "defaults".
 	From string `json:"from"`

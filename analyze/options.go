@@ -33,6 +33,10 @@ type Options struct {
 	// flat (0: the run's own criterion where its recording stored one, else
 	// defaultPlateauGain; negative: no knee ceiling).
 	Knee float64
+	// MaxErrors is the share of failed requests above which a level is past the
+	// ceiling (0: the run's own search criterion where its recording stored one,
+	// else defaultMaxErrors; negative: no errors ceiling).
+	MaxErrors float64
 	// Percentiles are tail percentiles (0 < p < 100) to report beside p99.9 for
 	// every latency, each with its sample-size guard (stats_tail.go).
 	Percentiles []float64

@@ -15,11 +15,11 @@ import (
 // tieTolerance is how close two ceilings must be to count as the same limit: within
 // 5%, the binding limit named is the cause rather than the symptom (a full KV cache
 // caps the batch, which flattens throughput, which breaks the SLOs), so kv beats batch
-// beats slo beats knee.
+// beats errors beats slo beats knee.
 const tieTolerance = 0.05
 
 // bindingOrder lists the limits cause before symptom.
-var bindingOrder = [...]string{"kv", "batch", "slo", "knee"}
+var bindingOrder = [...]string{"kv", "batch", "errors", "slo", "knee"}
 
 // offered is the concurrency coordinate of a level: its closed-loop target, or for an
 // open-loop (rate) level the measured concurrency in the server, decode plus waiting
@@ -265,9 +265,9 @@ func fmtSeconds(s float64) string {
 
 // realistic picks the realistic ceiling: the lowest of the ceilings found, and where
 // several lie within tieTolerance of it, the one named first in cause-before-symptom
-// order (kv, batch, slo, knee). evidence holds the words for each limit.
+// order (kv, batch, errors, slo, knee). evidence holds the words for each limit.
 func realistic(c Ceilings, evidence map[string][]string) Ceiling {
-	values := map[string]*float64{"kv": c.KV, "batch": c.Batch, "slo": c.SLO, "knee": c.Knee}
+	values := map[string]*float64{"kv": c.KV, "batch": c.Batch, "errors": c.Errors, "slo": c.SLO, "knee": c.Knee}
 	lowest := math.Inf(1)
 	for _, v := range values {
 		if v != nil && *v < lowest {

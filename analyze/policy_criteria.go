@@ -18,9 +18,18 @@ import (
 // SLOs given to the analysis replace the stored SLOs, the knee the stored knee.
 func runCriteria(opt Options, plan trace.Plan) (Options, *Criteria) {
 	s := plan.Search
-	given := opt.Knee != 0 || !opt.SLO.none()
 	stored := false
 	var notes []string
+	given := opt.Knee != 0 || !opt.SLO.none() || opt.MaxErrors != 0
+	maxErrors, errorsOn := runMaxErrors(opt, plan)
+	if opt.MaxErrors == 0 && s != nil && len(s.Criteria) > 0 {
+		stored = true
+	}
+	opt.MaxErrors = -1
+	if errorsOn {
+		opt.MaxErrors = maxErrors
+	}
+
 	if s != nil && opt.SLO.none() && len(s.SLOs) > 0 {
 		seen := map[string]bool{}
 		for _, t := range s.SLOs {
@@ -63,6 +72,12 @@ func runCriteria(opt Options, plan trace.Plan) (Options, *Criteria) {
 		words = append(words, fmt.Sprintf("knee below %s gain per doubling", pctText(g)))
 	} else {
 		words = append(words, "knee off")
+	}
+	if errorsOn {
+		c.MaxErrors = ptr(maxErrors)
+		words = append(words, fmt.Sprintf("errors ≤ %s of requests", pctText(maxErrors)))
+	} else {
+		words = append(words, "errors off")
 	}
 	for _, name := range []string{"TTFT", "TPOT", "E2E"} {
 		if t := sloTargetPtr(opt.SLO, name); t != nil {

@@ -66,6 +66,15 @@ func modelRun(r *Run, facts serverFacts, work workloadTokens, opt Options) error
 		evidence["knee"] = append(evidence["knee"], fmt.Sprintf("the USL fit (σ=%.4f, κ=%.2e, R²=%.3f) puts its peak at %.0f; %s",
 			f.Sigma, f.Kappa, f.R2, *f.NMax, note))
 	}
+	if opt.MaxErrors > 0 {
+		if v, ev, found, below := errorCeiling(r.Levels, levels, opt.MaxErrors); found {
+			r.Ceilings.Errors = &v
+			evidence["errors"] = []string{ev}
+			if below {
+				r.Warnings = append(r.Warnings, "the errors criterion fails at every tested level: "+ev)
+			}
+		}
+	}
 	sloV, sloEv, sloFound, sloBelow := sloCeiling(levels, opt.SLO)
 	if sloFound {
 		r.Ceilings.SLO = &sloV

@@ -372,7 +372,7 @@ func ceilingStability(r *Run, res []*levelResamples, n int, opt Options) *Ceilin
 			for j, i := range idx {
 				levels[j] = resampledLevel(r.Levels[i], res[i], b)
 			}
-			values[b] = ceilingOf(levels, confirmedKV(r), runSlots(r), opt)
+			values[b] = ceilingOf(levels, confirmedKV(r), r.Ceilings.Errors, runSlots(r), opt)
 		}
 	})
 	return stabilityOf(r.Ceiling.Concurrency, values, "within-run resamples")
@@ -419,9 +419,9 @@ func runSlots(r *Run) *int64 {
 
 // ceilingOf is the realistic ceiling of levels by the rules of modelRun, without
 // the evidence.
-func ceilingOf(levels []Level, kv *float64, slots *int64, opt Options) *float64 {
+func ceilingOf(levels []Level, kv, errs *float64, slots *int64, opt Options) *float64 {
 	levels = poolRepeats(levels)
-	c := Ceilings{KV: kv}
+	c := Ceilings{KV: kv, Errors: errs}
 	if v, _, ok := batchCeiling(levels); ok {
 		v, _ = slotBatch(v, "", slots)
 		c.Batch = &v

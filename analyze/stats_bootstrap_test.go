@@ -207,7 +207,7 @@ func curveRun(conc []int, tok []float64, noise float64, n int) (*Run, []*levelRe
 		}
 		res[i] = rs
 	}
-	r.Ceiling.Concurrency = ceilingOf(r.Levels, nil, nil, Options{})
+	r.Ceiling.Concurrency = ceilingOf(r.Levels, nil, nil, nil, Options{})
 	return r, res
 }
 

@@ -166,7 +166,7 @@ func repeatRun(r *Run, opt Options) {
 	sort.Ints(reps)
 	values := make([]*float64, len(reps))
 	for i, k := range reps {
-		values[i] = ceilingOf(byRepeat[k], confirmedKV(r), runSlots(r), opt)
+		values[i] = ceilingOf(byRepeat[k], confirmedKV(r), r.Ceilings.Errors, runSlots(r), opt)
 	}
 	st := stabilityOf(r.Ceiling.Concurrency, values, "repeats")
 	st.Stable = st.Share == 1 // a repeat that disagrees is not noise to outvote

@@ -65,7 +65,7 @@ func sweepAxis(runs []analyze.Run) axis {
 func (a axis) reaching(runs []analyze.Run) axis {
 	if !a.rate {
 		for _, r := range runs {
-			for _, v := range []*float64{r.Ceilings.KV, r.Ceilings.Batch, r.Ceilings.Knee, r.Ceilings.SLO, r.Ceiling.Concurrency} {
+			for _, v := range []*float64{r.Ceilings.KV, r.Ceilings.Batch, r.Ceilings.Knee, r.Ceilings.SLO, r.Ceilings.Errors, r.Ceiling.Concurrency} {
 				if v != nil && finite(*v) && *v > a.top && *v <= reachFactor*a.max {
 					a.top = *v
 				}

@@ -92,6 +92,7 @@ func ceilingMarks(runs []analyze.Run, labels []string) []mark {
 		add("batch", r.Ceilings.Batch, "batch")
 		add("knee", r.Ceilings.Knee, "knee")
 		add("slo", r.Ceilings.SLO, "SLO")
+		add("errors", r.Ceilings.Errors, "errors")
 	}
 	return out
 }

@@ -158,6 +158,11 @@ func bindingPhrase(r *analyze.Run) string {
 			return "bound by the latency targets (" + t + ")"
 		}
 		return "bound by the latency targets"
+	case "errors":
+		if c := r.Ceiling.Concurrency; c != nil && *c == 0 {
+			return "below the tested range: more requests fail than the errors criterion allows already at the lowest level"
+		}
+		return "bound by failed requests (above the errors criterion at the next level)"
 	case "knee":
 		_ = c
 		return "at the throughput knee (more concurrency adds little throughput)"
@@ -207,6 +212,7 @@ func verdict(r *analyze.Run) (string, bool) {
 	add("batch", r.Ceilings.Batch, "batch plateau at %s")
 	add("knee", r.Ceilings.Knee, "throughput knee at %s")
 	add("slo", r.Ceilings.SLO, "latency targets met up to %s")
+	add("errors", r.Ceilings.Errors, "failed requests within the errors criterion up to %s")
 	tail := ""
 	if len(others) > 0 {
 		tail = "; " + strings.Join(others, "; ")
@@ -312,6 +318,8 @@ func bindingName(b string) string {
 		return "latency SLO"
 	case "knee":
 		return "throughput knee"
+	case "errors":
+		return "failed requests"
 	}
 	return b
 }

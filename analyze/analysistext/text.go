@@ -276,7 +276,7 @@ func writeRun(b *strings.Builder, r *analyze.Run, md bool) {
 
 	heading(b, md, 2, "Ceilings")
 	c := r.Ceilings
-	line("kv %s · batch %s · knee %s · slo %s", optCell(c.KV, 1), concCell(c.Batch), concCell(c.Knee), concCell(c.SLO))
+	line("kv %s · batch %s · errors %s · knee %s · slo %s", optCell(c.KV, 1), concCell(c.Batch), concCell(c.Errors), concCell(c.Knee), concCell(c.SLO))
 	if r.Ceiling.Concurrency != nil {
 		line("realistic ceiling: %s concurrent requests, bound by %s", concCell(r.Ceiling.Concurrency), r.Ceiling.Binding)
 	} else {

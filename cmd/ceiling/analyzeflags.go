@@ -18,6 +18,7 @@ func addAnalyzeFlags(fs *pflag.FlagSet) func() (analyze.Options, error) {
 	sloTPOT := fs.Duration("slo-tpot", 0, "latency target for time per output token, e.g. 50ms (0 = none)")
 	sloE2E := fs.Duration("slo-e2e", 0, "latency target for the whole request, e.g. 30s (0 = none)")
 	knee := fs.String("knee", "", "gain per doubling of concurrency below which the throughput curve counts as flat, e.g. 10%, or off (default: the recording's own search criterion, else 10%)")
+	maxErrors := fs.String("max-errors", "", "share of failed requests above which a level is past the ceiling, e.g. 5%, or off (default: the recording's own search criterion, else 5%)")
 	var cf capacityFlags
 	cf.addDeployment(fs)
 	cf.addBudget(fs)
@@ -81,6 +82,17 @@ func addAnalyzeFlags(fs *pflag.FlagSet) func() (analyze.Options, error) {
 				return opt, fmt.Errorf("--knee %q: want a gain per doubling above 0 such as 10%%, or off", k)
 			}
 			opt.Knee = v
+		}
+		switch m := *maxErrors; m {
+		case "":
+		case "off":
+			opt.MaxErrors = -1
+		default:
+			v, err := searchrule.ParseShare(m)
+			if err != nil || v <= 0 || v >= 1 {
+				return opt, fmt.Errorf("--max-errors %q: want a share of requests between 0 and 100%% such as 5%%, or off", m)
+			}
+			opt.MaxErrors = v
 		}
 		if err := cf.check(); err != nil {
 			return opt, err

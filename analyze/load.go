@@ -3,6 +3,7 @@ package analyze
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"strings"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -159,6 +160,10 @@ func loadMetrics(ctx context.Context, f trace.File, limit int) (sidecarPoints, e
 				return
 			}
 			sp.gpu = append(sp.gpu, gpuSample{ts: ts, name: strs.get(n), labels: strs.get(labels), value: v})
+			return
+		}
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			notes.notANumber(strs.get(n))
 			return
 		}
 		if counter {

@@ -71,6 +71,17 @@ func gpuValueOK(name string, v float64) bool {
 type metricNotes struct {
 	outOfRange map[string]*rangeNote // by series name
 	dropped    int                   // selected samples past maxSidecarSamples
+	// nonFinite counts a server series' values that are no number (NaN, ±Inf), by
+	// name: a server may export them, and one would make the analysis unwritable
+	// as JSON.
+	nonFinite map[string]int
+}
+
+func (m *metricNotes) notANumber(name string) {
+	if m.nonFinite == nil {
+		m.nonFinite = map[string]int{}
+	}
+	m.nonFinite[name]++
 }
 
 // rangeNote is the out-of-range values of one series: how many, and the first.
@@ -105,6 +116,14 @@ func (m *metricNotes) warnings(path string, limit int) []string {
 		rg := gpuValueRanges[f.kind]
 		ws = append(ws, fmt.Sprintf("GPU telemetry %s: %d values of %s out of range left out (the first %s{%s} = %g, i.e. %g %s; a GPU reports %g..%g %s)",
 			path, r.n, n, n, r.labels, r.first, r.first*f.scale, rg.unit, rg.lo, rg.hi, rg.unit))
+	}
+	names = names[:0]
+	for n := range m.nonFinite {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		ws = append(ws, fmt.Sprintf("server metrics %s: %d values of %s are not numbers (NaN or ±Inf, as the server exported them) and are left out", path, m.nonFinite[n], n))
 	}
 	if m.dropped > 0 {
 		ws = append(ws, fmt.Sprintf("server metrics %s: more than %d samples of the series ceiling reads; the last %d are left out", path, limit, m.dropped))

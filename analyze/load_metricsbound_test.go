@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"context"
+	"encoding/json"
 	"math"
 	"path/filepath"
 	"runtime"
@@ -164,5 +165,36 @@ func TestGPUValuesOutOfRangeLeftOut(t *testing.T) {
 		if !strings.Contains(w, "values of "+series+" out of range left out") {
 			t.Errorf("no warning names %s out of range: %q", series, r.Warnings)
 		}
+	}
+}
+
+// A server that exports NaN or ±Inf (a gauge with no value yet, a ratio over
+// zero) has those samples left out with a warning naming the series, so that
+// the analysis stays writable as JSON (json: unsupported value: NaN before).
+func TestSidecarNonFiniteLeftOut(t *testing.T) {
+	dir := t.TempDir()
+	path, _, _ := gpuRun(t, dir)
+	var samples []trace.MetricSample
+	for i := range 40 {
+		v := float64(i % 4)
+		if i%5 == 0 {
+			v = math.NaN()
+		} else if i%7 == 0 {
+			v = math.Inf(1)
+		}
+		samples = append(samples, trace.MetricSample{TsNs: t0 + int64(i)*1e9, Name: "vllm:num_requests_running", Labels: `model_name="m"`, Value: v})
+	}
+	if err := trace.WriteMetricsFile(filepath.Join(dir, "run.metrics.parquet"), knownInfo(), samples); err != nil {
+		t.Fatal(err)
+	}
+	a, err := Analyze(context.Background(), []string{path}, Options{TimelineLevel: -1, Resamples: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := json.Marshal(a); err != nil {
+		t.Fatalf("the analysis is not writable as JSON: %v", err)
+	}
+	if !containsSubstring(a.Runs[0].Warnings, "values of vllm:num_requests_running are not numbers") {
+		t.Errorf("warnings %q do not name the series", a.Runs[0].Warnings)
 	}
 }

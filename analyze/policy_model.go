@@ -131,7 +131,13 @@ func ceilingWarnings(r *Run, pts []point) []string {
 		return w
 	}
 	top := pts[len(pts)-1].N
-	if r.Ceilings.Knee == nil && r.Ceilings.Batch == nil {
+	switch {
+	case r.Ceilings.Knee != nil || r.Ceilings.Batch != nil:
+	case r.Ceilings.Errors != nil || (r.Ceilings.SLO != nil && r.Ceiling.Binding == "slo"):
+		// Failed requests or missed latency targets bound it: a throughput still
+		// growing past them does not lift the ceiling.
+		w = append(w, fmt.Sprintf("no plateau reached in the tested range (up to concurrency %g): throughput and batch were still growing, but the %s bound the ceiling first", top, map[bool]string{true: "failed requests", false: "latency targets"}[r.Ceilings.Errors != nil]))
+	default:
 		w = append(w, fmt.Sprintf("no plateau reached in the tested range (up to concurrency %g): throughput and batch were still growing, so the ceiling may lie higher", top))
 	}
 	// A throughput that falls well below its peak at a higher level is not a plateau:

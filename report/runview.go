@@ -270,8 +270,13 @@ func cards(v *runView) []card {
 		at := "at concurrency " + levelX(l)
 		// Without a ceiling the key level is the highest valid one: say so.
 		where := "at the ceiling"
-		if r.Ceiling.Concurrency == nil {
+		switch c := r.Ceiling.Concurrency; {
+		case c == nil:
 			where = "at the last valid level"
+		case *c == 0:
+			// A ceiling below the tested range (0): the figures are the lowest level's,
+			// which is already past it.
+			where = "at the lowest level"
 		}
 		out = append(out, card{Name: "Throughput " + where, Value: fmtNum(l.OutputTokS) + " tok/s", Sub: at + " · " + fmtNum(l.PerUserTokS) + " tok/s per user"})
 		out = append(out, card{Name: "TTFT p99 " + where, Value: fmtDurPtr(l.TTFT.P99), Sub: "p50 " + fmtDurPtr(l.TTFT.P50) + sloSuffix(r.SLO.TTFT)})

@@ -294,9 +294,9 @@ type Ceilings struct {
 	// evidence states), never below the last level that met them.
 	SLO *float64 `json:"slo"`
 	// Errors is the highest valid level below the first level (of every level,
-	// invalid ones too) whose share of failed requests is above the errors
-	// criterion (Criteria): 0 where the lowest level already fails it; null where
-	// none does.
+	// invalid ones too) whose share of requests failed for another reason than a
+	// full KV cache (the KV ceiling's evidence) is above the errors criterion
+	// (Criteria): 0 where the lowest level already fails it; null where none does.
 	Errors *float64 `json:"errors"`
 }
 

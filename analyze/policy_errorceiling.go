@@ -42,12 +42,21 @@ func runMaxErrors(opt Options, plan trace.Plan) (share float64, ok bool) {
 	return defaultMaxErrors, true
 }
 
-// failedShare is the share of a level's requests that failed (0 without any).
+// failedShare is the share of a level's requests that failed for another reason
+// than a full KV cache (0 without any): KV-exhaustion errors are the KV ceiling's
+// evidence (policy_kvceiling.go), the cause that the failures are the symptom of,
+// and a KV ceiling between two levels is finer than the level below them.
 func failedShare(l Level) float64 {
 	if l.Requests <= 0 {
 		return 0
 	}
-	return float64(l.Errors) / float64(l.Requests)
+	return float64(failedOther(l)) / float64(l.Requests)
+}
+
+// failedOther is how many of a level's requests failed for another reason than a
+// full KV cache.
+func failedOther(l Level) int {
+	return max(0, l.Errors-l.ErrorKinds[KindKVExhausted])
 }
 
 // errorCeiling finds the first level, of all (invalid levels too: a level where
@@ -63,7 +72,10 @@ func errorCeiling(all, valid []Level, limit float64) (value float64, evidence st
 			continue
 		}
 		n := offered(l)
-		ev := fmt.Sprintf("%d of %d requests failed at %s (%.1f%%, above %s)%s", l.Errors, l.Requests, offeredLabel(l), 100*share, pctText(limit), mostCommonError(l))
+		ev := fmt.Sprintf("%d of %d requests failed at %s (%.1f%%, above %s)%s", failedOther(l), l.Requests, offeredLabel(l), 100*share, pctText(limit), mostCommonError(l))
+		if kv := l.ErrorKinds[KindKVExhausted]; kv > 0 {
+			ev += fmt.Sprintf(", besides %d for a full KV cache (the KV ceiling's evidence)", kv)
+		}
 		best := math.Inf(-1)
 		for _, v := range valid {
 			if o := offered(v); o < n && failedShare(v) <= limit {
@@ -82,6 +94,9 @@ func errorCeiling(all, valid []Level, limit float64) (value float64, evidence st
 func mostCommonError(l Level) string {
 	kind, most := "", 0
 	for k, n := range l.ErrorKinds {
+		if k == KindKVExhausted {
+			continue
+		}
 		if n > most || (n == most && k < kind) {
 			kind, most = k, n
 		}

@@ -26,6 +26,7 @@ func TestErrorCeiling(t *testing.T) {
 		{"the third fails", []Level{lv(1, 40, 0, true), lv(2, 40, 2, true), lv(4, 40, 6, true)}, true, false, 2, "6 of 40 requests failed at c=4 (15.0%, above 5%), most often http_500 (6); 2 is the highest valid level below it"},
 		{"an invalid level fails", []Level{lv(1, 40, 0, true), lv(2, 40, 0, true), lv(4, 8, 8, false)}, true, false, 2, "8 of 8 requests failed at c=4"},
 		{"the lowest fails", []Level{lv(1, 20, 8, true), lv(2, 20, 6, true)}, true, true, 0, "already at the lowest level tested"},
+		{"KV-exhaustion errors are the KV ceiling's", []Level{lv(1, 40, 0, true), {Concurrency: 8, Requests: 40, Errors: 10, Valid: true, ErrorKinds: map[string]int{KindKVExhausted: 10}}}, false, false, 0, ""},
 		{"below the failing level only invalid ones", []Level{lv(1, 40, 0, false), lv(2, 40, 9, true)}, true, true, 0, "already at the lowest level tested"},
 	} {
 		var valid []Level

@@ -3,7 +3,6 @@ package analyze
 import (
 	"fmt"
 	"math"
-	"strings"
 
 	"github.com/ceiling-llm/ceiling/searchrule"
 	"github.com/ceiling-llm/ceiling/trace"
@@ -30,14 +29,7 @@ func runMaxErrors(opt Options, plan trace.Plan) (share float64, ok bool) {
 	case opt.MaxErrors < 0:
 		return 0, false
 	case plan.Search != nil && len(plan.Search.Criteria) > 0:
-		for _, c := range plan.Search.Criteria {
-			if v, found := strings.CutPrefix(c, "errors <= "); found {
-				if f, err := searchrule.ParseShare(v); err == nil && f > 0 {
-					return f, true
-				}
-			}
-		}
-		return 0, false
+		return searchrule.StoredErrors(plan.Search.Criteria)
 	}
 	return defaultMaxErrors, true
 }

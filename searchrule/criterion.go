@@ -45,6 +45,19 @@ func (c Criterion) String() string {
 	return c.Kind
 }
 
+// StoredErrors reads the errors criterion back from a plan's stored criteria (as
+// String writes them, "errors <= 5%"); ok is false where none is stored.
+func StoredErrors(criteria []string) (share float64, ok bool) {
+	for _, c := range criteria {
+		if v, found := strings.CutPrefix(c, "errors <= "); found {
+			if f, err := ParseShare(v); err == nil && f > 0 {
+				return f, true
+			}
+		}
+	}
+	return 0, false
+}
+
 // Pct writes a share as the plan stores it: 0.05 as "5%".
 func Pct(f float64) string { return strconv.FormatFloat(100*f, 'f', -1, 64) + "%" }
 

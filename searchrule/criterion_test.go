@@ -37,3 +37,14 @@ func TestParseSLO(t *testing.T) {
 		}
 	}
 }
+
+// The errors criterion a plan stores is read back as String wrote it.
+func TestStoredErrors(t *testing.T) {
+	stored := []string{Criterion{Kind: "latency", Metric: "ttft", P: 99, Limit: 2}.String(), Criterion{Kind: "errors", Limit: 0.2}.String()}
+	if f, ok := StoredErrors(stored); !ok || f != 0.2 {
+		t.Errorf("StoredErrors(%q) = %g, %v; want 0.2, true", stored, f, ok)
+	}
+	if _, ok := StoredErrors(stored[:1]); ok {
+		t.Errorf("StoredErrors(%q): found one where none is stored", stored[:1])
+	}
+}

@@ -72,27 +72,12 @@ func addAnalyzeFlags(fs *pflag.FlagSet) func() (analyze.Options, error) {
 				*d.dst = &s
 			}
 		}
-		switch k := *knee; k {
-		case "":
-		case "off":
-			opt.Knee = -1
-		default:
-			v, err := searchrule.ParseShare(k)
-			if err != nil || v <= 0 {
-				return opt, fmt.Errorf("--knee %q: want a gain per doubling above 0 such as 10%%, or off", k)
-			}
-			opt.Knee = v
+		var err error
+		if opt.Knee, err = shareOrOff("knee", *knee, func(v float64) bool { return v > 0 }, "a gain per doubling above 0 such as 10%"); err != nil {
+			return opt, err
 		}
-		switch m := *maxErrors; m {
-		case "":
-		case "off":
-			opt.MaxErrors = -1
-		default:
-			v, err := searchrule.ParseShare(m)
-			if err != nil || v <= 0 || v >= 1 {
-				return opt, fmt.Errorf("--max-errors %q: want a share of requests between 0 and 100%% such as 5%%, or off", m)
-			}
-			opt.MaxErrors = v
+		if opt.MaxErrors, err = shareOrOff("max-errors", *maxErrors, func(v float64) bool { return v > 0 && v < 1 }, "a share of requests between 0 and 100% such as 5%"); err != nil {
+			return opt, err
 		}
 		if err := cf.check(); err != nil {
 			return opt, err
@@ -116,4 +101,21 @@ func addAnalyzeFlags(fs *pflag.FlagSet) func() (analyze.Options, error) {
 		}
 		return opt, nil
 	}
+}
+
+// shareOrOff parses an optional share flag as analyze.Options holds it: "" is 0
+// (the run's own criterion, else the default), "off" is -1, else a share that ok
+// accepts ("10%" or 0.1); want says which in the error.
+func shareOrOff(flag, text string, ok func(float64) bool, want string) (float64, error) {
+	switch text {
+	case "":
+		return 0, nil
+	case "off":
+		return -1, nil
+	}
+	v, err := searchrule.ParseShare(text)
+	if err != nil || !ok(v) {
+		return 0, fmt.Errorf("--%s %q: want %s, or off", flag, text, want)
+	}
+	return v, nil
 }

@@ -16,14 +16,15 @@ import (
 // batch limit and knee carry over only where the shape is unchanged; the measured
 // share of the roofline at the ceiling scales the predicted roofline throughput.
 
-// Kinds are the kinds of change the what-if crosses, for its interval: another
-// GPU; another weight or KV precision or shape; other request lengths; a maximum
-// model length alone changes only the batch the KV cache holds (another
+// Kinds are the kinds of change the what-if crosses from a run measured on
+// measuredGPU (a catalog name), for its interval: another GPU, NVIDIA's or
+// involving AMD's; another weight or KV precision or shape; other request lengths; a
+// maximum model length alone changes only the batch the KV cache holds (another
 // concurrency).
-func (c WhatIfChange) Kinds() []prediction.ChangeKind {
+func (c WhatIfChange) Kinds(measuredGPU string) []prediction.ChangeKind {
 	var k []prediction.ChangeKind
 	if c.GPU != "" {
-		k = append(k, prediction.ChangeGPU)
+		k = append(k, gpuChangeKind(measuredGPU, c.GPU))
 	}
 	if c.WeightDtype != "" || c.KVDtype != "" || c.GPUs > 0 || c.TP > 0 || c.DP > 0 || c.PP > 0 || c.EP != nil {
 		k = append(k, prediction.ChangePrecision)
@@ -37,6 +38,19 @@ func (c WhatIfChange) Kinds() []prediction.ChangeKind {
 	return k
 }
 
+// gpuChangeKind is the kind of a move from GPU from to GPU to: the AMD kind
+// where either is AMD's, else NVIDIA's. A name the catalog lacks counts as AMD's,
+// the wider interval: a prediction on it has no roofline anyway, and the narrower
+// kind must never be the one that misleads.
+func gpuChangeKind(from, to string) prediction.ChangeKind {
+	for _, name := range []string{from, to} {
+		if g, err := capacity.LookupGPU(name); err != nil || g.Vendor() != "nvidia" {
+			return prediction.ChangeGPUAMD
+		}
+	}
+	return prediction.ChangeGPU
+}
+
 // WhatIf predicts the run under change: the ceiling beside the measured one, and
 // every measured level. opt is what the run was analyzed with (it needs the model
 // config and a catalog GPU).
@@ -48,7 +62,7 @@ func WhatIf(r *Run, opt Options, change WhatIfChange) (*WhatIfResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	interval := prediction.IntervalFor(change.Kinds()...)
+	interval := prediction.IntervalFor(change.Kinds(opt.GPU)...)
 	res := &WhatIfResult{Predicted: true, RunID: r.RunID, Rows: rows, Levels: []LevelPrediction{}, Notes: []string{},
 		Model:          "each level's measured share of its roofline with prefill (its step less a fixed step overhead, more per pipeline stage), times the changed deployment's roofline at the same concurrency, plus the changed deployment's overhead (docs/predictions.md)",
 		IntervalMethod: IntervalMethod(interval), Interval: interval}
@@ -305,7 +319,7 @@ func whatIf(r *Run, opt Options, change WhatIfChange) ([]WhatIfRow, curveResult,
 		// steps, plus t0 (carryStep); the throughput is the batch over it.
 		v := efficiency * ceiling / carryStep(measuredS, baseS, roof.AtWorkload(ceiling, prompt, output).StepS, stepOverheadS(t0, baseRoof), stepOverheadS(t0, roof))
 		pred.OutputTokS = &v
-		lo, hi := prediction.IntervalFor(change.Kinds()...).Bounds(v)
+		lo, hi := prediction.IntervalFor(change.Kinds(opt.GPU)...).Bounds(v)
 		pred.OutputTokSInterval = &Range{Value: v, Low: lo, High: hi}
 		pred.Basis += fmt.Sprintf("; throughput = %.0f%% (the measured share of the roofline with prefill at the ceiling", share*100)
 		if efficiency != 1 {

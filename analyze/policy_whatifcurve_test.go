@@ -104,16 +104,22 @@ func TestPredictCurveCalibratedInterval(t *testing.T) {
 	}
 	for _, c := range []struct {
 		change WhatIfChange
+		from   string // the measured GPU
 		want   prediction.ChangeKind
 	}{
-		{WhatIfChange{GPU: "h200", PromptTokens: 4000}, prediction.IntervalFor(prediction.ChangeGPU, prediction.ChangeLengths).Kind},
-		{WhatIfChange{KVDtype: "fp8"}, prediction.ChangePrecision},
-		{WhatIfChange{TP: 2}, prediction.ChangePrecision},
-		{WhatIfChange{OutputTokens: 100}, prediction.ChangeLengths},
-		{WhatIfChange{MaxModelLen: 4096}, prediction.ChangeConcurrency},
+		{WhatIfChange{GPU: "h200", PromptTokens: 4000}, "h100-sxm", prediction.IntervalFor(prediction.ChangeGPU, prediction.ChangeLengths).Kind},
+		{WhatIfChange{GPU: "h200"}, "h100-sxm", prediction.ChangeGPU},
+		{WhatIfChange{GPU: "mi355x"}, "h100-sxm", prediction.ChangeGPUAMD},
+		{WhatIfChange{GPU: "b200"}, "mi300x", prediction.ChangeGPUAMD},
+		{WhatIfChange{GPU: "mi325x"}, "mi300x", prediction.ChangeGPUAMD},
+		{WhatIfChange{GPU: "b200"}, "no-such-gpu", prediction.ChangeGPUAMD}, // unknown: the wider kind
+		{WhatIfChange{KVDtype: "fp8"}, "h100-sxm", prediction.ChangePrecision},
+		{WhatIfChange{TP: 2}, "h100-sxm", prediction.ChangePrecision},
+		{WhatIfChange{OutputTokens: 100}, "h100-sxm", prediction.ChangeLengths},
+		{WhatIfChange{MaxModelLen: 4096}, "h100-sxm", prediction.ChangeConcurrency},
 	} {
-		if got := prediction.IntervalFor(c.change.Kinds()...).Kind; got != c.want {
-			t.Errorf("%+v: interval of %s, want %s", c.change, got, c.want)
+		if got := prediction.IntervalFor(c.change.Kinds(c.from)...).Kind; got != c.want {
+			t.Errorf("%+v from %s: interval of %s, want %s", c.change, c.from, got, c.want)
 		}
 	}
 }

@@ -253,6 +253,8 @@ func atoi(t *testing.T, s string) int {
 // the widest change it crosses.
 func changeKind(a, b *valDep, from, to valPt) prediction.ChangeKind {
 	switch {
+	case a.gpu != b.gpu && (vendorOf(a) == "amd" || vendorOf(b) == "amd"):
+		return prediction.ChangeGPUAMD
 	case a.gpu != b.gpu:
 		return prediction.ChangeGPU
 	case a.precision != b.precision || a.shape != b.shape:
@@ -477,7 +479,7 @@ func scoreDeployments(deps []*valDep) []valScore {
 // goalMedian is the goal for the median absolute error of a kind (0: none).
 func goalMedian(k prediction.ChangeKind) float64 {
 	switch k {
-	case prediction.ChangeGPU:
+	case prediction.ChangeGPU, prediction.ChangeGPUAMD:
 		return 15
 	case prediction.ChangePrecision, prediction.ChangeLengths:
 		return 20

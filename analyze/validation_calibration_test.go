@@ -663,8 +663,15 @@ func checkCalibrationTable(table []prediction.Calibration, vendors map[string]fl
 			user = fmt.Sprintf(", PerUser: &Calibration{Kind: %q, Nominal: %g, Errors: %d, Deployments: %d, LogHalfWidth: %s, Calibrated: %t}",
 				string(u.Kind), u.Nominal, u.Errors, u.Deployments, strconv.FormatFloat(u.LogHalfWidth, 'g', 6, 64), u.Calibrated)
 		}
-		if ts := c.TestSet; ts != nil {
-			user += fmt.Sprintf(", TestSet: &TestScore{Set: %q, Points: %d, Covered: %d, MedianAbsErr: %s}", ts.Set, ts.Points, ts.Covered, strconv.FormatFloat(ts.MedianAbsErr, 'g', 6, 64))
+		if len(c.TestSets) > 0 {
+			user += ", TestSets: []TestScore{"
+			for i, ts := range c.TestSets {
+				if i > 0 {
+					user += ", "
+				}
+				user += fmt.Sprintf("{Set: %q, Points: %d, Covered: %d, MedianAbsErr: %s}", ts.Set, ts.Points, ts.Covered, strconv.FormatFloat(ts.MedianAbsErr, 'g', 6, 64))
+			}
+			user += "}"
 		}
 		fmt.Fprintf(&b, "\t\t{Kind: %q, Nominal: %g, Errors: %d, Deployments: %d, LogHalfWidth: %s, Calibrated: %t%s},\n",
 			string(c.Kind), c.Nominal, c.Errors, c.Deployments, strconv.FormatFloat(c.LogHalfWidth, 'g', 6, 64), c.Calibrated, user)

@@ -55,10 +55,12 @@ func TestValidation(t *testing.T) {
 	share, vendors := fitComputeShare(scores, func(valScore) bool { return true })
 	writeComputeShares(&doc, scores, share)
 
-	// 4. The held-out sweeps, predicted with the run-time model.
-	doc.WriteString("\n")
-	held := heldOutDeployments(t)
-	writeHeldOut(t, &doc, held, scoreHeldOut(held, table, share, vendors), table)
+	// 4 and on. The held-out sweeps, predicted with the run-time model.
+	for _, set := range testSets() {
+		doc.WriteString("\n")
+		held := heldOutDeployments(t, set.file)
+		writeHeldOut(t, &doc, set, held, scoreHeldOut(held, table, share, vendors), table)
+	}
 	doc.WriteString(validationWeak)
 	if err := checkCalibrationTable(table, vendors, share, *update); err != nil {
 		t.Error(err)

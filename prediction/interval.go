@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 )
 
 // The intervals of ceiling's own predictions (whatif, plan's throughput): a
@@ -92,9 +93,9 @@ type Calibration struct {
 	// PerUser is the interval of the per-user speed (and so TPOT), calibrated the
 	// same way on the per-user errors; nil where none was (the throughput's then).
 	PerUser *Calibration `json:"per_user,omitempty"`
-	// TestSet is how this interval did on the test set no fit saw (nil: no
-	// prediction of this kind there).
-	TestSet *TestScore `json:"test_set,omitempty"`
+	// TestSets is how this interval did on each test set no fit saw, in the
+	// order they were read (none: no prediction of this kind there).
+	TestSets []TestScore `json:"test_sets,omitempty"`
 }
 
 // TestScore is how a kind's run-time prediction and interval did on measurements
@@ -133,14 +134,20 @@ func (c Calibration) String() string {
 	return s + fmt.Sprintf("split-conformal from %d held-out errors over %d public deployments (docs/validation.md)", c.Errors, c.Deployments) + c.testSetText()
 }
 
-// testSetText says how the interval held on the test set ("" without one).
+// testSetText says how the interval held on each test set ("" without one).
 func (c Calibration) testSetText() string {
-	t := c.TestSet
-	if t == nil || t.Points == 0 {
+	var b strings.Builder
+	for _, t := range c.TestSets {
+		if t.Points == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "; on a test set no fit saw (%s) it held %.0f%% of %d points, median error %.0f%%",
+			t.Set, float64(t.Covered)/float64(t.Points)*100, t.Points, t.MedianAbsErr*100)
+	}
+	if b.Len() == 0 {
 		return ""
 	}
-	return fmt.Sprintf("; on a test set no fit saw (%s) it held %.0f%% of %d points, median error %.0f%% (docs/validation.md, section 4)",
-		t.Set, float64(t.Covered)/float64(t.Points)*100, t.Points, t.MedianAbsErr*100)
+	return b.String() + " (docs/validation.md)"
 }
 
 // HeldOutError is one held-out prediction's absolute log error and the measured

@@ -669,7 +669,11 @@ func checkCalibrationTable(table []prediction.Calibration, vendors map[string]fl
 				if i > 0 {
 					user += ", "
 				}
-				user += fmt.Sprintf("{Set: %q, Points: %d, Covered: %d, MedianAbsErr: %s}", ts.Set, ts.Points, ts.Covered, strconv.FormatFloat(ts.MedianAbsErr, 'g', 6, 64))
+				user += fmt.Sprintf("{Set: %q, Points: %d, Covered: %d, MedianAbsErr: %s", ts.Set, ts.Points, ts.Covered, strconv.FormatFloat(ts.MedianAbsErr, 'g', 6, 64))
+				if ts.Note != "" {
+					user += fmt.Sprintf(", Note: %q", ts.Note)
+				}
+				user += "}"
 			}
 			user += "}"
 		}

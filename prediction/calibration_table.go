@@ -11,7 +11,7 @@ func calibrationTable() []Calibration {
 		{Kind: "engine", Nominal: 0.8, Errors: 79, Deployments: 14, LogHalfWidth: 0.174729, Calibrated: true, PerUser: &Calibration{Kind: "engine", Nominal: 0.8, Errors: 10, Deployments: 4, LogHalfWidth: 0.380768, Calibrated: false}},
 		{Kind: "precision-or-shape", Nominal: 0.8, Errors: 242, Deployments: 15, LogHalfWidth: 0.512675, Calibrated: true, PerUser: &Calibration{Kind: "precision-or-shape", Nominal: 0.8, Errors: 19, Deployments: 7, LogHalfWidth: 0.669437, Calibrated: true}, TestSets: []TestScore{{Set: "DeepSeek-R1-0528 on SGLang v0.5.9", Points: 26, Covered: 26, MedianAbsErr: 0.121}}},
 		{Kind: "gpu", Nominal: 0.8, Errors: 1205, Deployments: 32, LogHalfWidth: 0.23058, Calibrated: true, PerUser: &Calibration{Kind: "gpu", Nominal: 0.8, Errors: 79, Deployments: 14, LogHalfWidth: 0.458404, Calibrated: true}},
-		{Kind: "gpu-amd", Nominal: 0.8, Errors: 112, Deployments: 14, LogHalfWidth: 0.479599, Calibrated: true, PerUser: &Calibration{Kind: "gpu-amd", Nominal: 0.8, Errors: 112, Deployments: 14, LogHalfWidth: 0.531083, Calibrated: true}, TestSets: []TestScore{{Set: "DeepSeek-R1-0528 on SGLang v0.5.9", Points: 66, Covered: 41, MedianAbsErr: 0.342}}},
+		{Kind: "gpu-amd", Nominal: 0.8, Errors: 112, Deployments: 14, LogHalfWidth: 0.479599, Calibrated: true, PerUser: &Calibration{Kind: "gpu-amd", Nominal: 0.8, Errors: 112, Deployments: 14, LogHalfWidth: 0.531083, Calibrated: true}, TestSets: []TestScore{{Set: "DeepSeek-R1-0528 on SGLang v0.5.9", Points: 66, Covered: 41, MedianAbsErr: 0.342, Note: "read before this kind was split off, so no clean test of it"}}},
 	}
 }
 

@@ -108,6 +108,9 @@ type TestScore struct {
 	Covered int    `json:"covered"` // points inside their interval
 	// MedianAbsErr is the median absolute error, a fraction (0.34: 34%).
 	MedianAbsErr float64 `json:"median_abs_error"`
+	// Note qualifies the score, e.g. that the set was read before the kind was
+	// defined, so that it is no clean test of it ("" when it is one).
+	Note string `json:"note,omitempty"`
 }
 
 // User is the calibration of the per-user speed: PerUser, else c itself.
@@ -143,6 +146,9 @@ func (c Calibration) testSetText() string {
 		}
 		fmt.Fprintf(&b, "; on a test set no fit saw (%s) it held %.0f%% of %d points, median error %.0f%%",
 			t.Set, float64(t.Covered)/float64(t.Points)*100, t.Points, t.MedianAbsErr*100)
+		if t.Note != "" {
+			b.WriteString(" (" + t.Note + ")")
+		}
 	}
 	if b.Len() == 0 {
 		return ""

@@ -91,9 +91,9 @@ func TestCalibrationStringTestSet(t *testing.T) {
 	if s := c.String(); strings.Contains(s, "test set") {
 		t.Errorf("no test set, yet: %s", s)
 	}
-	c.TestSets = []TestScore{{Set: "DeepSeek-R1-0528 on SGLang", Points: 66, Covered: 28, MedianAbsErr: 0.34}, {Set: "second", Points: 10, Covered: 9, MedianAbsErr: 0.1}}
+	c.TestSets = []TestScore{{Set: "DeepSeek-R1-0528 on SGLang", Points: 66, Covered: 28, MedianAbsErr: 0.34}, {Set: "second", Points: 10, Covered: 9, MedianAbsErr: 0.1, Note: "read before"}}
 	s := c.String()
-	for _, want := range []string{"on a test set no fit saw (DeepSeek-R1-0528 on SGLang) it held 42% of 66 points, median error 34%", "(second) it held 90% of 10 points, median error 10%"} {
+	for _, want := range []string{"on a test set no fit saw (DeepSeek-R1-0528 on SGLang) it held 42% of 66 points, median error 34%", "(second) it held 90% of 10 points, median error 10% (read before)"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("%s\nlacks %q", s, want)
 		}

@@ -90,6 +90,11 @@ type Calibration struct {
 	// Calibrated is false where the kind had fewer than MinCalibrationErrors held-out
 	// errors: the interval is then the widest error seen × UncalibratedWidening.
 	Calibrated bool `json:"calibrated"`
+	// HeldOutCoverage is the share of the errors it was calibrated on that fall
+	// inside the interval calibrated without their two deployments (leave one
+	// deployment out; the lower of per point and per target deployment): what the
+	// interval held on errors it was not sized with. 0: not scored.
+	HeldOutCoverage float64 `json:"held_out_coverage,omitempty"`
 	// PerUser is the interval of the per-user speed (and so TPOT), calibrated the
 	// same way on the per-user errors; nil where none was (the throughput's then).
 	PerUser *Calibration `json:"per_user,omitempty"`
@@ -134,7 +139,11 @@ func (c Calibration) String() string {
 		return s + fmt.Sprintf("NOT calibrated: only %d held-out errors over %d public deployments, too few, so the widest seen × %.1f (docs/validation.md)",
 			c.Errors, c.Deployments, UncalibratedWidening) + c.testSetText()
 	}
-	return s + fmt.Sprintf("split-conformal from %d held-out errors over %d public deployments (docs/validation.md)", c.Errors, c.Deployments) + c.testSetText()
+	s += fmt.Sprintf("split-conformal from %d held-out errors over %d public deployments", c.Errors, c.Deployments)
+	if c.HeldOutCoverage > 0 {
+		s += fmt.Sprintf(", holding %.0f%% of them when sized without their own deployments", c.HeldOutCoverage*100)
+	}
+	return s + " (docs/validation.md)" + c.testSetText()
 }
 
 // testSetText says how the interval held on each test set ("" without one).

@@ -1,0 +1,153 @@
+package analyze
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/ceiling-llm/ceiling/prediction"
+)
+
+// The run-time intervals (section 6 of docs/validation.md). Split conformal
+// prediction calibrates an interval on errors the model never fitted: section 2's
+// leave-one-deployment-out errors are such errors, and so are those of a test set
+// that is not reserved (testSet.calibrates), once it has been scored as it stood
+// (its own section, with section 2's intervals). Its errors then join the
+// calibration, so that the run-time interval also knows how far predictions miss
+// across InferenceX's many engine releases, not only across the few consistent
+// tables of section 2. The model's fits (FP4 share, step overhead, vendor factor)
+// stay section 2's: a calibrating set never moves a prediction, only its interval.
+
+// calErr is one out-of-sample error a run-time interval is calibrated on.
+type calErr struct {
+	kind     prediction.ChangeKind
+	from, to *valDep
+	absLog   float64 // |ln(predicted ÷ measured)| of the output tok/s
+	userLog  float64 // the same of the per-user speed; < 0 where none
+	// testSet is true for an error of a calibrating test set, false for
+	// section 2's.
+	testSet bool
+}
+
+func (e calErr) heldOut() prediction.HeldOutError {
+	return prediction.HeldOutError{AbsLog: e.absLog, Deployment: e.to.id}
+}
+
+func (e calErr) userHeldOut() prediction.HeldOutError {
+	return prediction.HeldOutError{AbsLog: e.userLog, Deployment: e.to.id}
+}
+
+// pooledErrors are section 2's errors and those of the calibrating test sets.
+func pooledErrors(scores []valScore, sets ...[]heldOutScore) []calErr {
+	var out []calErr
+	for _, s := range scores {
+		e := calErr{kind: s.kind, from: s.from, to: s.to, absLog: math.Abs(s.logErr()), userLog: -1}
+		if s.hasUser() {
+			e.userLog = s.userHeldOut().AbsLog
+		}
+		out = append(out, e)
+	}
+	for _, set := range sets {
+		for _, s := range set {
+			e := calErr{kind: s.kind, from: s.from, to: s.to, absLog: math.Abs(math.Log(s.pred / s.measured)), userLog: -1, testSet: true}
+			if s.hasUser() {
+				e.userLog = math.Abs(math.Log(s.userPd / s.userMeasured))
+			}
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// calibrate is the interval of kind k from errs, where keep says which count,
+// with its per-user interval.
+func calibrate(k prediction.ChangeKind, errs []calErr, keep func(calErr) bool) prediction.Calibration {
+	var all, users []prediction.HeldOutError
+	for _, e := range errs {
+		if e.kind != k || !keep(e) {
+			continue
+		}
+		all = append(all, e.heldOut())
+		if e.userLog >= 0 {
+			users = append(users, e.userHeldOut())
+		}
+	}
+	c := prediction.Conformal(k, all, prediction.NominalCoverage)
+	if len(users) > 0 {
+		u := prediction.Conformal(k, users, prediction.NominalCoverage)
+		c.PerUser = &u
+	}
+	return c
+}
+
+// runTimeIntervals calibrates every kind on the pooled errors and scores each
+// calibration leave one deployment out: the interval of an error from a to b is
+// calibrated on the errors that involve neither, and the share of errors inside
+// their interval, weighing each target deployment one, is the interval's
+// held-out coverage.
+func runTimeIntervals(errs []calErr) (table []prediction.Calibration, perPoint []float64) {
+	type pair struct{ a, b *valDep }
+	for _, k := range prediction.ChangeKinds() {
+		c := calibrate(k, errs, func(calErr) bool { return true })
+		if c.Errors == 0 {
+			continue
+		}
+		cache := map[pair]float64{}
+		covered, n := 0, 0
+		perTarget := map[*valDep][2]int{} // covered, scored
+		for _, e := range errs {
+			if e.kind != k {
+				continue
+			}
+			p := pair{e.from, e.to}
+			q, ok := cache[p]
+			if !ok {
+				q = calibrate(k, errs, func(o calErr) bool {
+					return o.from != p.a && o.from != p.b && o.to != p.a && o.to != p.b
+				}).LogHalfWidth
+				cache[p] = q
+			}
+			t := perTarget[e.to]
+			t[1]++
+			n++
+			if e.absLog <= q*(1+1e-12) {
+				covered++
+				t[0]++
+			}
+			perTarget[e.to] = t
+		}
+		dep := 0.0
+		for _, t := range perTarget {
+			dep += float64(t[0]) / float64(t[1])
+		}
+		c.HeldOutCoverage = math.Round(math.Min(dep/float64(len(perTarget)), float64(covered)/float64(n))*1000) / 1000
+		table = append(table, c)
+		perPoint = append(perPoint, float64(covered)/float64(n))
+	}
+	return table, perPoint
+}
+
+// writeRunTimeIntervals writes section 6: the run-time interval of each kind,
+// where its errors come from and its held-out coverage.
+func writeRunTimeIntervals(doc *strings.Builder, errs []calErr, table []prediction.Calibration, perPoint []float64, calibrating []testSet) {
+	var names []string
+	for _, s := range calibrating {
+		names = append(names, s.section+" ("+s.name+")")
+	}
+	fmt.Fprintf(doc, "## 6. The run-time intervals\n\n")
+	fmt.Fprintf(doc, "What `whatif` uses (`prediction/calibration_table.go`): each kind's split-conformal 80%% interval, calibrated on every out-of-sample error there is: section 2's leave-one-deployment-out errors and those of section %s, scored first as they stood and only then added. The model's fitted figures (FP4 share, step overhead, vendor factor) are section 2's alone: a calibrating set widens or narrows an interval, it never moves a prediction. Held-out coverage is leave one deployment out over these pooled errors (the interval of each error from A to B calibrated on the errors that involve neither), the lower of per point and per target deployment. The reserved test set (section 4) is in none of it.\n\n", strings.Join(names, ", "))
+	doc.WriteString("| change | errors | target deployments | of which from a calibrating test set | run-time interval | per-user interval | held-out coverage per point | held-out coverage (the lower, per point or per deployment) | goal | verdict |\n|---|---:|---:|---:|---|---|---:|---:|---|---|\n")
+	for i, c := range table {
+		fromSets := 0
+		for _, e := range errs {
+			if e.kind == c.Kind && e.testSet {
+				fromSets++
+			}
+		}
+		lo, hi := c.Bounds(1)
+		ulo, uhi := c.User().Bounds(1)
+		fmt.Fprintf(doc, "| %s | %d | %d | %d | ×%.2f–×%.2f | ×%.2f–×%.2f | %.0f%% | %.0f%% | coverage ≥ 80%% | %s |\n", c.Kind.Describe(), c.Errors, c.Deployments, fromSets,
+			lo, hi, ulo, uhi, perPoint[i]*100, c.HeldOutCoverage*100, verdictOf(c.HeldOutCoverage >= prediction.NominalCoverage-1e-9))
+	}
+	doc.WriteString("\n")
+}

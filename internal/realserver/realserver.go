@@ -112,16 +112,11 @@ func modelPath(name string) (string, error) {
 // by PID in t.Cleanup.
 func Start(t testing.TB, opt Options) *Server {
 	t.Helper()
-	bin, model := os.Getenv("LLAMA_SERVER"), os.Getenv("LLAMA_MODEL")
+	bin, model := serverPaths(t)
 	if opt.Model != "" {
 		model = opt.Model
-	}
-	if bin == "" || model == "" {
-		missing(t, "LLAMA_SERVER and LLAMA_MODEL are not set (run `make test`, which builds them with .ci/llama.sh)")
-	}
-	for _, p := range []string{bin, model} {
-		if _, err := os.Stat(p); err != nil {
-			missing(t, fmt.Sprintf("%s: %v", p, err))
+		if _, err := os.Stat(model); err != nil {
+			missing(t, fmt.Sprintf("%s: %v", model, err))
 		}
 	}
 	if opt.Slots == 0 {
@@ -146,6 +141,7 @@ func Start(t testing.TB, opt Options) *Server {
 	}
 	out := &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
+	cmd.SysProcAttr = serverProcAttr()
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("starting %s: %v", bin, err)
 	}
@@ -174,6 +170,22 @@ func Start(t testing.TB, opt Options) *Server {
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
+}
+
+// serverPaths are $LLAMA_SERVER and $LLAMA_MODEL, both present; without them
+// the test is skipped (failed in CI).
+func serverPaths(t testing.TB) (bin, model string) {
+	t.Helper()
+	bin, model = os.Getenv("LLAMA_SERVER"), os.Getenv("LLAMA_MODEL")
+	if bin == "" || model == "" {
+		missing(t, "LLAMA_SERVER and LLAMA_MODEL are not set (run `make test`, which builds them with .ci/llama.sh)")
+	}
+	for _, p := range []string{bin, model} {
+		if _, err := os.Stat(p); err != nil {
+			missing(t, fmt.Sprintf("%s: %v", p, err))
+		}
+	}
+	return bin, model
 }
 
 func missing(t testing.TB, why string) {

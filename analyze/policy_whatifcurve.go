@@ -34,7 +34,8 @@ import (
 // errors of public measurements (prediction.Calibration, split conformal at 80%
 // nominal coverage; docs/validation.md scores it leave-one-deployment-out), widened
 // by the level's 95% bootstrap interval of throughput where it has one. TPOT's
-// interval follows the per-user speed's; TTFT's is the throughput's, inverted.
+// interval follows the per-user speed's; TTFT has its own, calibrated on the
+// public TTFT errors (the throughput's, inverted, for a kind without any).
 //
 // Beyond the model. A level whose concurrency exceeds what the changed KV cache
 // holds is marked, not predicted: its requests would queue for KV, which the
@@ -43,7 +44,13 @@ import (
 // IntervalMethod states how the what-if's intervals are made, for the calibration
 // the prediction uses.
 func IntervalMethod(c prediction.Calibration) string {
-	return c.String() + "; widened by the level's 95% bootstrap throughput interval where it has one"
+	s := c.String() + "; widened by the level's 95% bootstrap throughput interval where it has one"
+	if t := c.TTFT; t != nil {
+		lo, hi := t.Bounds(1)
+		s += fmt.Sprintf("; TTFT has its own: ×%.2f to ×%.2f, from %d public TTFT errors, holding %.0f%% of them when sized without their own deployments: a TTFT under load is mostly scheduling and queueing, which the prefill time the model scales does not know",
+			lo, hi, t.Errors, t.HeldOutCoverage*100)
+	}
+	return s
 }
 
 // queueingTTFT is how many times the sweep's unloaded TTFT (at its lowest valid
@@ -128,9 +135,16 @@ func PredictCurve(m CurveModel) []LevelPrediction {
 			lp.TTFTBeyond = fmt.Sprintf("TTFT not predicted: the measured %.0f ms is mostly queueing (%.1f× the %.0f ms at the lowest concurrency), which the model does not carry over",
 				*p.TTFT*1000, *p.TTFT / *unloaded, *unloaded*1000)
 		} else if p.TTFT != nil && !math.IsNaN(prefill) && !math.IsInf(prefill, 0) && v > 0 {
-			// TTFT moves against the efficiency: its interval is the throughput's, inverted.
 			t := *p.TTFT * prefill
-			lp.TTFT = &Range{Value: t, Low: t * v / lp.OutputTokS.High, High: t * v / lp.OutputTokS.Low}
+			if m.Interval.TTFT != nil {
+				// Its own interval, calibrated on public TTFT errors.
+				tlo, thi := m.Interval.TTFT.Bounds(t)
+				lp.TTFT = &Range{Value: t, Low: tlo, High: thi}
+			} else {
+				// No public TTFT of this kind: it moves against the efficiency, so
+				// its interval is the throughput's, inverted.
+				lp.TTFT = &Range{Value: t, Low: t * v / lp.OutputTokS.High, High: t * v / lp.OutputTokS.Low}
+			}
 		}
 		out = append(out, lp)
 	}

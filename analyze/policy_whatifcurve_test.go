@@ -75,6 +75,20 @@ func TestPredictCurve(t *testing.T) {
 	if l := long[1]; l.TTFT == nil || math.Abs(l.TTFT.Value/want-1) > 1e-9 || l.TTFT.Value <= 0.065*8000/938*1.01 {
 		t.Errorf("c=8 TTFT at 8000-token prompts: %+v; want %g, above the linear %g", l.TTFT, want, 0.065*8000/938)
 	}
+	// TTFT's interval: its own calibration where the kind has one, else the
+	// throughput's inverted.
+	thr := prediction.Calibration{Kind: prediction.ChangeGPU, LogHalfWidth: 0.3}
+	own := thr
+	own.TTFT = &prediction.Calibration{Kind: prediction.ChangeGPU, LogHalfWidth: 1.5}
+	for _, c := range []struct {
+		cal    prediction.Calibration
+		lo, hi float64 // relative to the value
+	}{{thr, math.Exp(-0.3), math.Exp(0.3)}, {own, math.Exp(-1.5), math.Exp(1.5)}} {
+		l := PredictCurve(CurveModel{Points: pts, Base: h100, Changed: h100, PromptTokens: 938, OutputTokens: 512, ToPrompt: 938, ToOutput: 512, KVHolds: 100, Interval: c.cal})[1]
+		if l.TTFT == nil || math.Abs(l.TTFT.Low/l.TTFT.Value-c.lo) > 1e-9 || math.Abs(l.TTFT.High/l.TTFT.Value-c.hi) > 1e-9 {
+			t.Errorf("TTFT interval with %+v: %+v; want ×%.3f–×%.3f", c.cal.TTFT, l.TTFT, c.lo, c.hi)
+		}
+	}
 }
 
 // The intervals are the calibrated ones of the kind of change: [v·e^−q, v·e^q] with

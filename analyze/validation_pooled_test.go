@@ -24,6 +24,7 @@ type calErr struct {
 	from, to *valDep
 	absLog   float64 // |ln(predicted ÷ measured)| of the output tok/s
 	userLog  float64 // the same of the per-user speed; < 0 where none
+	ttftLog  float64 // the same of the TTFT; < 0 where none
 	// testSet is true for an error of a calibrating test set, false for
 	// section 2's.
 	testSet bool
@@ -33,25 +34,27 @@ func (e calErr) heldOut() prediction.HeldOutError {
 	return prediction.HeldOutError{AbsLog: e.absLog, Deployment: e.to.id}
 }
 
-func (e calErr) userHeldOut() prediction.HeldOutError {
-	return prediction.HeldOutError{AbsLog: e.userLog, Deployment: e.to.id}
-}
-
 // pooledErrors are section 2's errors and those of the calibrating test sets.
 func pooledErrors(scores []valScore, sets ...[]heldOutScore) []calErr {
 	var out []calErr
 	for _, s := range scores {
-		e := calErr{kind: s.kind, from: s.from, to: s.to, absLog: math.Abs(s.logErr()), userLog: -1}
+		e := calErr{kind: s.kind, from: s.from, to: s.to, absLog: math.Abs(s.logErr()), userLog: -1, ttftLog: -1}
 		if s.hasUser() {
 			e.userLog = s.userHeldOut().AbsLog
+		}
+		if s.hasTTFT() {
+			e.ttftLog = s.ttftHeldOut().AbsLog
 		}
 		out = append(out, e)
 	}
 	for _, set := range sets {
 		for _, s := range set {
-			e := calErr{kind: s.kind, from: s.from, to: s.to, absLog: math.Abs(math.Log(s.pred / s.measured)), userLog: -1, testSet: true}
+			e := calErr{kind: s.kind, from: s.from, to: s.to, absLog: math.Abs(math.Log(s.pred / s.measured)), userLog: -1, ttftLog: -1, testSet: true}
 			if s.hasUser() {
 				e.userLog = math.Abs(math.Log(s.userPd / s.userMeasured))
+			}
+			if s.hasTTFT() {
+				e.ttftLog = math.Abs(math.Log(s.ttftPd / s.ttftMeasured))
 			}
 			out = append(out, e)
 		}
@@ -62,20 +65,27 @@ func pooledErrors(scores []valScore, sets ...[]heldOutScore) []calErr {
 // calibrate is the interval of kind k from errs, where keep says which count,
 // with its per-user interval.
 func calibrate(k prediction.ChangeKind, errs []calErr, keep func(calErr) bool) prediction.Calibration {
-	var all, users []prediction.HeldOutError
+	var all, users, ttfts []prediction.HeldOutError
 	for _, e := range errs {
 		if e.kind != k || !keep(e) {
 			continue
 		}
 		all = append(all, e.heldOut())
 		if e.userLog >= 0 {
-			users = append(users, e.userHeldOut())
+			users = append(users, prediction.HeldOutError{AbsLog: e.userLog, Deployment: e.to.id})
+		}
+		if e.ttftLog >= 0 {
+			ttfts = append(ttfts, prediction.HeldOutError{AbsLog: e.ttftLog, Deployment: e.to.id})
 		}
 	}
 	c := prediction.Conformal(k, all, prediction.NominalCoverage)
 	if len(users) > 0 {
 		u := prediction.Conformal(k, users, prediction.NominalCoverage)
 		c.PerUser = &u
+	}
+	if len(ttfts) > 0 {
+		t := prediction.Conformal(k, ttfts, prediction.NominalCoverage)
+		c.TTFT = &t
 	}
 	return c
 }
@@ -92,37 +102,31 @@ func runTimeIntervals(errs []calErr) (table []prediction.Calibration, perPoint [
 		if c.Errors == 0 {
 			continue
 		}
-		cache := map[pair]float64{}
-		covered, n := 0, 0
-		perTarget := map[*valDep][2]int{} // covered, scored
+		cache := map[pair]prediction.Calibration{}
+		var out, ttft coverage
 		for _, e := range errs {
 			if e.kind != k {
 				continue
 			}
 			p := pair{e.from, e.to}
-			q, ok := cache[p]
+			held, ok := cache[p]
 			if !ok {
-				q = calibrate(k, errs, func(o calErr) bool {
+				held = calibrate(k, errs, func(o calErr) bool {
 					return o.from != p.a && o.from != p.b && o.to != p.a && o.to != p.b
-				}).LogHalfWidth
-				cache[p] = q
+				})
+				cache[p] = held
 			}
-			t := perTarget[e.to]
-			t[1]++
-			n++
-			if e.absLog <= q*(1+1e-12) {
-				covered++
-				t[0]++
+			out.add(e.to, e.absLog <= held.LogHalfWidth*(1+1e-12))
+			if e.ttftLog >= 0 {
+				ttft.add(e.to, e.ttftLog <= held.TimeToFirstToken().LogHalfWidth*(1+1e-12))
 			}
-			perTarget[e.to] = t
 		}
-		dep := 0.0
-		for _, t := range perTarget {
-			dep += float64(t[0]) / float64(t[1])
+		c.HeldOutCoverage = out.lower()
+		if c.TTFT != nil {
+			c.TTFT.HeldOutCoverage = ttft.lower()
 		}
-		c.HeldOutCoverage = math.Round(math.Min(dep/float64(len(perTarget)), float64(covered)/float64(n))*1000) / 1000
+		perPoint = append(perPoint, out.perPoint())
 		table = append(table, c)
-		perPoint = append(perPoint, float64(covered)/float64(n))
 	}
 	return table, perPoint
 }
@@ -136,7 +140,7 @@ func writeRunTimeIntervals(doc *strings.Builder, errs []calErr, table []predicti
 	}
 	fmt.Fprintf(doc, "## 6. The run-time intervals\n\n")
 	fmt.Fprintf(doc, "What `whatif` uses (`prediction/calibration_table.go`): each kind's split-conformal 80%% interval, calibrated on every out-of-sample error there is: section 2's leave-one-deployment-out errors and those of section %s, scored first as they stood and only then added. The model's fitted figures (FP4 share, step overhead, vendor factor) are section 2's alone: a calibrating set widens or narrows an interval, it never moves a prediction. Held-out coverage is leave one deployment out over these pooled errors (the interval of each error from A to B calibrated on the errors that involve neither), the lower of per point and per target deployment. The reserved test set (section 4) is in none of it.\n\n", strings.Join(names, ", "))
-	doc.WriteString("| change | errors | target deployments | of which from a calibrating test set | run-time interval | per-user interval | held-out coverage per point | held-out coverage (the lower, per point or per deployment) | goal | verdict |\n|---|---:|---:|---:|---|---|---:|---:|---|---|\n")
+	doc.WriteString("| change | errors | target deployments | of which from a calibrating test set | run-time interval | per-user interval | TTFT interval, its held-out coverage | held-out coverage per point | held-out coverage (the lower, per point or per deployment) | goal | verdict |\n|---|---:|---:|---:|---|---|---|---:|---:|---|---|\n")
 	for i, c := range table {
 		fromSets := 0
 		for _, e := range errs {
@@ -146,8 +150,52 @@ func writeRunTimeIntervals(doc *strings.Builder, errs []calErr, table []predicti
 		}
 		lo, hi := c.Bounds(1)
 		ulo, uhi := c.User().Bounds(1)
-		fmt.Fprintf(doc, "| %s | %d | %d | %d | ×%.2f–×%.2f | ×%.2f–×%.2f | %.0f%% | %.0f%% | coverage ≥ 80%% | %s |\n", c.Kind.Describe(), c.Errors, c.Deployments, fromSets,
-			lo, hi, ulo, uhi, perPoint[i]*100, c.HeldOutCoverage*100, verdictOf(c.HeldOutCoverage >= prediction.NominalCoverage-1e-9))
+		ttft := "— (the throughput's)"
+		if t := c.TTFT; t != nil {
+			tlo, thi := t.Bounds(1)
+			ttft = fmt.Sprintf("×%.2f–×%.2f, %.0f%% of %d", tlo, thi, t.HeldOutCoverage*100, t.Errors)
+			if !t.Calibrated {
+				ttft += " (too few to calibrate: widest × 1.5)"
+			}
+		}
+		fmt.Fprintf(doc, "| %s | %d | %d | %d | ×%.2f–×%.2f | ×%.2f–×%.2f | %s | %.0f%% | %.0f%% | coverage ≥ 80%% | %s |\n", c.Kind.Describe(), c.Errors, c.Deployments, fromSets,
+			lo, hi, ulo, uhi, ttft, perPoint[i]*100, c.HeldOutCoverage*100, verdictOf(c.HeldOutCoverage >= prediction.NominalCoverage-1e-9))
 	}
 	doc.WriteString("\n")
+}
+
+// coverage counts errors inside their held-out interval, per point and per
+// target deployment.
+type coverage struct {
+	covered, n int
+	perTarget  map[*valDep][2]int // covered, scored
+}
+
+func (c *coverage) add(to *valDep, in bool) {
+	if c.perTarget == nil {
+		c.perTarget = map[*valDep][2]int{}
+	}
+	t := c.perTarget[to]
+	t[1]++
+	c.n++
+	if in {
+		t[0]++
+		c.covered++
+	}
+	c.perTarget[to] = t
+}
+
+func (c *coverage) perPoint() float64 { return float64(c.covered) / float64(max(c.n, 1)) }
+
+// lower is the lower of the coverage per point and with each target deployment
+// weighing one, rounded to 0.1%.
+func (c *coverage) lower() float64 {
+	if c.n == 0 {
+		return 0
+	}
+	dep := 0.0
+	for _, t := range c.perTarget {
+		dep += float64(t[0]) / float64(t[1])
+	}
+	return math.Round(math.Min(dep/float64(len(c.perTarget)), c.perPoint())*1000) / 1000
 }

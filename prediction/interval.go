@@ -98,6 +98,10 @@ type Calibration struct {
 	// PerUser is the interval of the per-user speed (and so TPOT), calibrated the
 	// same way on the per-user errors; nil where none was (the throughput's then).
 	PerUser *Calibration `json:"per_user,omitempty"`
+	// TTFT is the interval of the time to first token, calibrated the same way on
+	// the TTFT errors (public points that publish one); nil where none was (then
+	// the throughput's).
+	TTFT *Calibration `json:"ttft,omitempty"`
 	// TestSets is how this interval did on each test set no fit saw, in the
 	// order they were read (none: no prediction of this kind there).
 	TestSets []TestScore `json:"test_sets,omitempty"`
@@ -122,6 +126,14 @@ type TestScore struct {
 func (c Calibration) User() Calibration {
 	if c.PerUser != nil {
 		return *c.PerUser
+	}
+	return c
+}
+
+// TimeToFirstToken is the calibration of the TTFT: TTFT, else c itself.
+func (c Calibration) TimeToFirstToken() Calibration {
+	if c.TTFT != nil {
+		return *c.TTFT
 	}
 	return c
 }

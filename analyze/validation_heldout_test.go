@@ -282,6 +282,7 @@ func writeHeldOut(t *testing.T, doc *strings.Builder, set testSet, deps []*valDe
 	}
 
 	if set.byTarget {
+		writeGPUByRelease(doc, scores)
 		writeHeldOutByTarget(doc, scores)
 	} else {
 		writeHeldOutByPair(doc, scores)
@@ -375,4 +376,37 @@ func writeHeldOutByTarget(doc *strings.Builder, scores []heldOutScore) {
 		fmt.Fprintf(doc, "| %s | %s | %d | %d | %+.0f%% | %.0f%% | %s |\n", k.kind.Describe(), k.to.id, len(from), len(ss), valMedian(signed), maxOf(abs), pctOf(cov, len(ss)))
 	}
 	doc.WriteString("\n")
+}
+
+// writeGPUByRelease splits a test set's moves to another GPU by whether the two
+// deployments ran one engine release (the same image), as a what-if assumes, or
+// another release too: how much of the miss is the release's.
+func writeGPUByRelease(doc *strings.Builder, scores []heldOutScore) {
+	doc.WriteString("\nAnother GPU, by engine release: a what-if assumes the measured engine and release on the other GPU; most of this set's pairs change the release (or the engine) as well.\n\n| change | engine release | predictions | target deployments | median abs. error | coverage |\n|---|---|---:|---:|---:|---:|\n")
+	for _, k := range []prediction.ChangeKind{prediction.ChangeGPU, prediction.ChangeGPUAMD} {
+		for _, same := range []bool{true, false} {
+			var abs []float64
+			covered := 0
+			targets := map[*valDep]bool{}
+			for _, s := range scores {
+				if s.kind != k || (s.from.release == s.to.release) != same {
+					continue
+				}
+				abs = append(abs, s.absErr())
+				targets[s.to] = true
+				if s.covered() {
+					covered++
+				}
+			}
+			what := "the same"
+			if !same {
+				what = "another (or another engine)"
+			}
+			if len(abs) == 0 {
+				fmt.Fprintf(doc, "| %s | %s | 0 | 0 | — | — |\n", k.Describe(), what)
+				continue
+			}
+			fmt.Fprintf(doc, "| %s | %s | %d | %d | %.0f%% | %s |\n", k.Describe(), what, len(abs), len(targets), valMedian(abs), pctOf(covered, len(abs)))
+		}
+	}
 }

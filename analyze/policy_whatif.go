@@ -70,7 +70,7 @@ func WhatIf(r *Run, opt Options, change WhatIfChange) (*WhatIfResult, error) {
 		res.Change = rows[1].Scenario
 	}
 	if change.GPU != "" || change.WeightDtype != "" || change.GPUs > 0 || change.TP > 0 || change.DP > 0 || change.PP > 0 || change.EP != nil {
-		res.Notes = append(res.Notes, "another GPU, precision or shape: the share of the roofline carries between kernels and GPUs only roughly, so the intervals are wide: they are sized on how far such predictions missed public measurements (docs/validation.md): measure before buying")
+		res.Notes = append(res.Notes, "another GPU, precision or shape: the share of the roofline carries between kernels and GPUs only roughly, so the intervals are wide: they are sized on how far such predictions missed public measurements (docs/validation.md). The prediction assumes the measured engine and release on the new deployment: between releases of one engine the public shares moved by 9–41% at the median and up to 4.8× at a single level (docs/validation.md, section 5). Measure before buying")
 	}
 	switch {
 	case curve.note != "":

@@ -848,8 +848,8 @@ const validationWeak = `
   sweeps span a dozen engine releases over seven months. Predicted across them, another
   GPU between NVIDIA's GPUs missed by 23% at the median and the interval of section 2,
   calibrated mostly on one publisher's consistent tables, held fewer than half the points;
-  the same GPU, precision and shape on another release held 44%, some releases reaching
-  half the share of the one before. Between deployments of one release, as a what-if
+  the same GPU, precision and shape on another release held 44%, the share moving by 9–41%
+  at the median from one release to another and up to 4.8× at a single level. Between deployments of one release, as a what-if
   assumes, moves between NVIDIA's GPUs missed by 11% at the median and that interval held
   90% (124 predictions, 8 deployments): the release, not the GPU, made most of the miss.
   Those errors now size the run-time intervals

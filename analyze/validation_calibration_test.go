@@ -752,8 +752,8 @@ func checkCalibrationTable(table []prediction.Calibration, vendors map[string]fl
 	for _, c := range table {
 		user := ""
 		if u := c.PerUser; u != nil {
-			user = fmt.Sprintf(", PerUser: &Calibration{Kind: %q, Nominal: %g, Errors: %d, Deployments: %d, LogHalfWidth: %s, Calibrated: %t}",
-				string(u.Kind), u.Nominal, u.Errors, u.Deployments, strconv.FormatFloat(u.LogHalfWidth, 'g', 6, 64), u.Calibrated)
+			user = fmt.Sprintf(", PerUser: &Calibration{Kind: %q, Nominal: %g, Errors: %d, Deployments: %d, LogHalfWidth: %s, Calibrated: %t, HeldOutCoverage: %g}",
+				string(u.Kind), u.Nominal, u.Errors, u.Deployments, strconv.FormatFloat(u.LogHalfWidth, 'g', 6, 64), u.Calibrated, u.HeldOutCoverage)
 		}
 		if u := c.TTFT; u != nil {
 			user += fmt.Sprintf(", TTFT: &Calibration{Kind: %q, Nominal: %g, Errors: %d, Deployments: %d, LogHalfWidth: %s, Calibrated: %t, HeldOutCoverage: %g}",

@@ -30,8 +30,11 @@ fixed step overhead (CPU scheduling, launches, sampling; more per pipeline stage
 that the predicted step pays again; both rooflines count FP4 tensor cores at the share of their peak FLOP/s
 public measurements reach, and a factor applies between NVIDIA's and AMD's GPUs
 (docs/predictions.md). Each interval is an 80% interval calibrated for the kind of
-change (another GPU, precision or shape, request lengths, concurrency) on public
-measurements held out from it (docs/validation.md says how often it held). A level
+change (another NVIDIA GPU, a move to, from or between AMD's, precision or shape,
+request lengths, concurrency) on public measurements held out from it, TTFT with its
+own, wider one (docs/validation.md says how often each held). Every prediction assumes
+the measured engine release: between releases the public figures moved more than
+between GPUs. A level
 beyond what the changed KV cache holds is marked "beyond model", not given a number; a
 measured level that was itself invalid is marked "invalid". The measured batch limit
 and knee carry over to the ceiling only where shape and GPU are unchanged. Each

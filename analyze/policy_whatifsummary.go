@@ -28,6 +28,14 @@ func WhatIfFromSummary(s *summary.Summary, opt Options, change WhatIfChange) (*W
 	if err := opt.Prepare(); err != nil {
 		return nil, err
 	}
+	// The points stand in for a run on the deployment given: points that say they
+	// were measured on another GPU would be scaled from the wrong roofline, and
+	// their per-GPU figures multiplied by the wrong memory budget.
+	for _, p := range s.Points {
+		if p.GPU != "" && opt.GPU != "" && !sameGPU(p.GPU, opt.GPU) {
+			return nil, fmt.Errorf("%s: measured on GPU %q, not on the deployment's GPU %q (BudgetInput.GPU): describe the deployment the points were measured on", p.Label, p.GPU, opt.GPU)
+		}
+	}
 	gpus := 0
 	if d := opt.Deployment; d != nil && d.Plan != nil {
 		gpus = d.Plan.Shape.GPUs()

@@ -47,7 +47,8 @@ Published points as the baseline: instead of a run, give a CSV of levels with a
 header, one row per level (concurrency and output_tok_s_per_gpu or output_tok_s
 required; input_tokens, output_tokens, per_user_tok_s, ttft_ms, tpot_ms optional), or
 an InferenceX result JSON of one configuration; the deployment they were measured on
-is given by the usual flags (--gpu, --gpus, --tp, --weight-dtype, ...), and the
+is given by the usual flags (--gpu, --gpus, --tp, --weight-dtype, ...; points that
+name another GPU than --gpu are refused), and the
 request lengths, where the file lacks them, by --points-input-tokens and
 --points-output-tokens. The output is the same, marked "built from summary points".
 

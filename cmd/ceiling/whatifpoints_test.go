@@ -65,8 +65,9 @@ func TestWhatIfFromPublishedLevels(t *testing.T) {
 	}
 }
 
-// A file of points from several configurations, or a bad CSV, is refused with the
-// file named; --analysis needs a recorded run.
+// A file of points from several configurations, a bad CSV, or points measured on
+// another GPU than --gpu are refused with the file named; --analysis needs a
+// recorded run.
 func TestWhatIfFromPublishedLevelsErrors(t *testing.T) {
 	dir := t.TempDir()
 	mixed := filepath.Join(dir, "agg.json")
@@ -88,8 +89,11 @@ func TestWhatIfFromPublishedLevelsErrors(t *testing.T) {
 		{[]string{mixed}, exitFailed, "agg.json holds 2 configurations (model m, gpu b200, precision fp8, 8 GPUs; model m, gpu h200"},
 		{[]string{bad}, exitFailed, "levels.csv row 2, column output_tok_s_per_gpu: -3 is negative"},
 		{[]string{filepath.Join("..", "..", "samples", "published", "kimi-k2.5-int4-8xh200-tp8.csv"), "--analysis"}, exitUsage, "--analysis needs a recorded run"},
+		// Points that name their GPU are not scaled from another's roofline.
+		{[]string{filepath.Join("..", "..", "samples", "published", "kimi-k2.5-int4-8xh200-tp8-inferencex.json"), "--gpu", "mi300x"}, exitFailed,
+			`measured on GPU "h200", not on the deployment's GPU "mi300x" (--gpu)`},
 	} {
-		code, _, stderr := runCLI(append(append([]string{"whatif"}, tt.args...), deployment...)...)
+		code, _, stderr := runCLI(append(append([]string{"whatif"}, deployment...), tt.args...)...) // a flag in args overrides the deployment's
 		if code != tt.code || !strings.Contains(stderr, tt.want) {
 			t.Errorf("whatif %v: exit %d, want %d with %q: %s", tt.args, code, tt.code, tt.want, stderr)
 		}

@@ -40,6 +40,11 @@ func WhatIfFromSummary(s *summary.Summary, opt Options, change WhatIfChange) (*W
 	if d := opt.Deployment; d != nil && d.Plan != nil {
 		gpus = d.Plan.Shape.GPUs()
 	}
+	for _, p := range s.Points {
+		if p.GPUs > 0 && gpus > 0 && p.GPUs != gpus {
+			return nil, fmt.Errorf("%s: measured on %d GPUs, the deployment given has %d per engine (BudgetInput.TP × BudgetInput.DP × BudgetInput.PP): its per-GPU figures would be multiplied by the wrong count; describe the deployment the points were measured on", p.Label, p.GPUs, gpus)
+		}
+	}
 	r, basis, err := runFromSummary(s, gpus)
 	if err != nil {
 		return nil, err

@@ -92,6 +92,8 @@ func TestWhatIfFromPublishedLevelsErrors(t *testing.T) {
 		// Points that name their GPU are not scaled from another's roofline.
 		{[]string{filepath.Join("..", "..", "samples", "published", "kimi-k2.5-int4-8xh200-tp8-inferencex.json"), "--gpu", "mi300x"}, exitFailed,
 			`measured on GPU "h200", not on the deployment's GPU "mi300x" (--gpu)`},
+		{[]string{filepath.Join("..", "..", "samples", "published", "kimi-k2.5-int4-8xh200-tp8-inferencex.json"), "--tp", "4", "--gpus", "4"}, exitFailed,
+			"measured on 8 GPUs, the deployment given has 4 per engine (--tp × --dp × --pp)"},
 	} {
 		code, _, stderr := runCLI(append(append([]string{"whatif"}, deployment...), tt.args...)...) // a flag in args overrides the deployment's
 		if code != tt.code || !strings.Contains(stderr, tt.want) {

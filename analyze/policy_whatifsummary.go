@@ -35,6 +35,9 @@ func WhatIfFromSummary(s *summary.Summary, opt Options, change WhatIfChange) (*W
 		if p.GPU != "" && opt.GPU != "" && !sameGPU(p.GPU, opt.GPU) {
 			return nil, fmt.Errorf("%s: measured on GPU %q, not on the deployment's GPU %q (BudgetInput.GPU): describe the deployment the points were measured on", p.Label, p.GPU, opt.GPU)
 		}
+		if a, b := precisionFamily(p.Precision), precisionFamily(opt.WeightDtype); a != "" && b != "" && a != b {
+			return nil, fmt.Errorf("%s: measured with %s weights, not the deployment's %s (BudgetInput.WeightDtype): describe the deployment the points were measured on", p.Label, p.Precision, opt.WeightDtype)
+		}
 	}
 	gpus := 0
 	if d := opt.Deployment; d != nil && d.Plan != nil {
@@ -142,4 +145,23 @@ func baseNames(files []string) []string {
 		out[i] = filepath.Base(f)
 	}
 	return out
+}
+
+// precisionFamily groups the spellings of one weight precision ("nvfp4" and
+// InferenceX's "fp4"; "bf16" and "fp16", which cost the same); "" for one it does
+// not know, which is then not compared.
+func precisionFamily(dtype string) string {
+	switch strings.ToLower(dtype) {
+	case "fp4", "nvfp4", "mxfp4":
+		return "fp4"
+	case "int4", "w4a16", "awq", "gptq":
+		return "int4"
+	case "fp8", "int8":
+		return strings.ToLower(dtype)
+	case "bf16", "fp16", "bfloat16", "float16":
+		return "16-bit"
+	case "fp32", "float32":
+		return "fp32"
+	}
+	return ""
 }

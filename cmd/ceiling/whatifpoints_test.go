@@ -66,7 +66,7 @@ func TestWhatIfFromPublishedLevels(t *testing.T) {
 }
 
 // A file of points from several configurations, a bad CSV, or points measured on
-// another GPU than --gpu are refused with the file named; --analysis needs a
+// another GPU, GPU count or weight precision than the flags give are refused with the file named; --analysis needs a
 // recorded run.
 func TestWhatIfFromPublishedLevelsErrors(t *testing.T) {
 	dir := t.TempDir()
@@ -80,7 +80,7 @@ func TestWhatIfFromPublishedLevelsErrors(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("concurrency,output_tok_s_per_gpu\n4,40\n8,-3\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	deployment := []string{"--model-config", "../../samples/models/kimi-k2.5.json", "--gpu", "h200", "--gpus", "8", "--to-gpu", "b200"}
+	deployment := []string{"--model-config", "../../samples/models/kimi-k2.5.json", "--gpu", "h200", "--gpus", "8", "--weight-dtype", "int4", "--to-gpu", "b200"}
 	for _, tt := range []struct {
 		args []string
 		code int
@@ -94,6 +94,8 @@ func TestWhatIfFromPublishedLevelsErrors(t *testing.T) {
 			`measured on GPU "h200", not on the deployment's GPU "mi300x" (--gpu)`},
 		{[]string{filepath.Join("..", "..", "samples", "published", "kimi-k2.5-int4-8xh200-tp8-inferencex.json"), "--tp", "4", "--gpus", "4"}, exitFailed,
 			"measured on 8 GPUs, the deployment given has 4 per engine (--tp × --dp × --pp)"},
+		{[]string{filepath.Join("..", "..", "samples", "published", "kimi-k2.5-int4-8xh200-tp8-inferencex.json"), "--weight-dtype", "fp8"}, exitFailed,
+			"measured with int4 weights, not the deployment's fp8 (--weight-dtype)"},
 	} {
 		code, _, stderr := runCLI(append(append([]string{"whatif"}, deployment...), tt.args...)...) // a flag in args overrides the deployment's
 		if code != tt.code || !strings.Contains(stderr, tt.want) {

@@ -28,9 +28,13 @@ func WhatIfFromSummary(s *summary.Summary, opt Options, change WhatIfChange) (*W
 	if err := opt.Prepare(); err != nil {
 		return nil, err
 	}
+	gpus := 0
+	if d := opt.Deployment; d != nil && d.Plan != nil {
+		gpus = d.Plan.Shape.GPUs()
+	}
 	// The points stand in for a run on the deployment given: points that say they
-	// were measured on another GPU would be scaled from the wrong roofline, and
-	// their per-GPU figures multiplied by the wrong memory budget.
+	// were measured on another GPU, GPU count or precision would be scaled from the
+	// wrong roofline, and their per-GPU figures multiplied by the wrong count.
 	for _, p := range s.Points {
 		if p.GPU != "" && opt.GPU != "" && !sameGPU(p.GPU, opt.GPU) {
 			return nil, fmt.Errorf("%s: measured on GPU %q, not on the deployment's GPU %q (BudgetInput.GPU): describe the deployment the points were measured on", p.Label, p.GPU, opt.GPU)
@@ -38,12 +42,6 @@ func WhatIfFromSummary(s *summary.Summary, opt Options, change WhatIfChange) (*W
 		if a, b := precisionFamily(p.Precision), precisionFamily(opt.WeightDtype); a != "" && b != "" && a != b {
 			return nil, fmt.Errorf("%s: measured with %s weights, not the deployment's %s (BudgetInput.WeightDtype): describe the deployment the points were measured on", p.Label, p.Precision, opt.WeightDtype)
 		}
-	}
-	gpus := 0
-	if d := opt.Deployment; d != nil && d.Plan != nil {
-		gpus = d.Plan.Shape.GPUs()
-	}
-	for _, p := range s.Points {
 		if p.GPUs > 0 && gpus > 0 && p.GPUs != gpus {
 			return nil, fmt.Errorf("%s: measured on %d GPUs, the deployment given has %d per engine (BudgetInput.TP × BudgetInput.DP × BudgetInput.PP): its per-GPU figures would be multiplied by the wrong count; describe the deployment the points were measured on", p.Label, p.GPUs, gpus)
 		}

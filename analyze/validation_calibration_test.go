@@ -833,17 +833,20 @@ const validationWeak = `
   RTX PRO 6000 at PP 1, 2, 4 and 8, offline maximum throughput), whose PP 8 is still
   predicted about 30% off at the median (60% at worst; 58% at the median before the
   per-stage overhead): the roofline models no pipeline bubble beyond it.
-- **A model none of the fits saw (section 4).** On DeepSeek-R1-0528, another GPU
-  missed every goal: 34% median; the interval whatif used when the set was read held
-  42% of the points, the run-time one (wider for moves involving AMD's GPUs, section 6)
-  holds 61%. Most misses involve MI325X, which reaches 13–35% of its roofline where
-  MI355X reaches 28–60% and H200 36–69%; its own levels predict each other 19% low at
-  the median. Kimi-K2.5's INT4 rows on MI325X and MI300X were left out of the
-  calibration for the same pattern (3–4× below every other deployment's prediction):
-  engines' MoE kernels on AMD's CDNA3 GPUs reach a smaller share than the one AMD factor
-  says, and the roofline cannot know it. Between H200 and MI355X (FP8 and FP4) the
-  errors were 4–24% and every interval held; another precision or shape on MI355X met
-  its goals (12%, all covered). Measure before buying.
+- **A model none of the fits saw (section 4).** On DeepSeek-R1-0528 on SGLang
+  v0.5.9, scored on the targets drawn after another GPU was split in two, moves
+  between NVIDIA's GPUs (H200 ↔ B200) missed by 8% at the median and another precision
+  or shape by 9%, every interval holding; moves to, from or between AMD's GPUs missed
+  by 26% and the interval held 73%, short of both goals. The misses are the MI300X
+  and MI325X targets, predicted about 60% too fast: that release reached 12–36% of
+  their rooflines, against 19–60% on MI355X and 33–69% on H200. The release, not the
+  GPU, looks to be the cause: MI300X on SGLang v0.5.12 (section 5's set) delivered
+  1.13–1.64× (median 1.45×) the output tok/s of v0.5.9 at equal lengths and
+  concurrency, and section 5 predicted that deployment 2% high at the median. MI325X
+  has no other release to compare. Kimi-K2.5's INT4 rows on MI325X and MI300X were left
+  out of the calibration for a like pattern (3–4× below every other deployment's
+  prediction). A release that runs a GPU's kernels this far below their usual share
+  is something no roofline can know: measure before buying.
 - **Engine releases move the share (section 5).** InferenceX's other DeepSeek-R1-0528
   sweeps span a dozen engine releases over seven months. Predicted across them, another
   GPU between NVIDIA's GPUs missed by 23% at the median and the interval of section 2,
@@ -853,8 +856,9 @@ const validationWeak = `
   assumes, moves between NVIDIA's GPUs missed by 11% at the median and that interval held
   90% (124 predictions, 8 deployments): the release, not the GPU, made most of the miss.
   Those errors now size the run-time intervals
-  (section 6), which are wider for it, and still hold 71–76% for these two kinds on
-  errors they were not sized with, short of 80%. A what-if assumes the measured engine
+  (section 6), which are wider for it, and still hold 71–75% for these two kinds on
+  errors they were not sized with, short of 80%: deployments of one release err
+  alike, so leaving one deployment out still leaves its release in the calibration. A what-if assumes the measured engine
   release: a prediction for another release is no better than these figures.
 - **TTFT is barely predictable.** A predicted TTFT is the source's times the ratio of
   the rooflines' prefill times; public TTFTs at load are mostly scheduling and queueing,

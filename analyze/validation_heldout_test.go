@@ -35,6 +35,12 @@ type testSet struct {
 	// calibrates is true for a set that is not reserved: once scored with
 	// section 2's intervals, its errors join the run-time calibration (section 6).
 	calibrates bool
+	// joinsAfterScoring is true for a reserved set that has been scored and
+	// published with the run-time intervals as they stood (section 2's errors and
+	// the calibrating sets'): only its errors join the run-time calibration
+	// afterwards, and it is still scored with the intervals before it joined, so
+	// that its section keeps the score of a test.
+	joinsAfterScoring bool
 	// readBefore are the kinds of change defined after the set was read: its
 	// score of them is shown, marked, as no clean test.
 	readBefore []prediction.ChangeKind
@@ -73,9 +79,11 @@ func testSets() []testSet {
 		readBefore: []prediction.ChangeKind{prediction.ChangeGPU, prediction.ChangeGPUAMD},
 		readFirst:  dsr1FirstDraw,
 		byTarget:   true,
-		name:       "DeepSeek-R1-0528 on SGLang v0.5.9",
-		heading:    "## 4. Held out: DeepSeek-R1-0528 on SGLang v0.5.9",
-		intro:      "InferenceX's DeepSeek-R1-0528 sweeps on SGLang v0.5.9 (single node, aggregated, no speculative decoding; `heldout-dsr1.csv`, sources in its README) were kept out of every fit above as a test set. They are predicted here with what whatif uses at run time, fitted on the other public data only: the FP4 compute share, the step overhead, the vendor factor, and the run-time interval of each kind of change (`prediction/calibration_table.go`). None of these figures changed after any of the set was read. The set was drawn in two goes. The first 23 points (H200 FP8 TP 8, MI355X FP8 TP 8, MI325X FP8 TP 8 and MI355X FP4 TP 8 at 1,024/8,192 tokens, MI355X FP4 TP 4 at 1,024/1,024) were read before another GPU became two kinds, NVIDIA's GPUs and moves to, from or between AMD's (section 2: on the calibration data alone the second missed twice as far), so on them the split is no clean test. The other 100 were drawn from InferenceX's older snapshot after the split, section 5 and section 6 had been committed: every other configuration of these sweeps, all three request lengths of H200, MI300X, MI325X and MI355X, and B200 (FP8 TP 8, FP4 TP 8 and TP 4 with expert parallelism; not in the issue's reserved list, but kept out of every fit alike). Each kind of change that was split is scored twice below: on every point, and on the targets drawn after the split alone, the clean test. Runs: February 2026 (MI300X, MI325X, MI355X FP4), March 2026 (H200, B200, MI355X FP8 at 1,024/8,192) and May 2026 (MI355X FP8 at the other lengths); concurrency 4–64, B200 FP4 to 128.",
+		// Scored in full (123 points) and published before it joined.
+		joinsAfterScoring: true,
+		name:              "DeepSeek-R1-0528 on SGLang v0.5.9",
+		heading:           "## 4. Held out: DeepSeek-R1-0528 on SGLang v0.5.9",
+		intro:             "InferenceX's DeepSeek-R1-0528 sweeps on SGLang v0.5.9 (single node, aggregated, no speculative decoding; `heldout-dsr1.csv`, sources in its README) were kept out of every fit above as a test set. They are predicted here with what whatif uses at run time, fitted on the other public data only: the FP4 compute share, the step overhead, the vendor factor, and the run-time interval of each kind of change (`prediction/calibration_table.go`). None of these figures changed after any of the set was read. The set was drawn in two goes. The first 23 points (H200 FP8 TP 8, MI355X FP8 TP 8, MI325X FP8 TP 8 and MI355X FP4 TP 8 at 1,024/8,192 tokens, MI355X FP4 TP 4 at 1,024/1,024) were read before another GPU became two kinds, NVIDIA's GPUs and moves to, from or between AMD's (section 2: on the calibration data alone the second missed twice as far), so on them the split is no clean test. The other 100 were drawn from InferenceX's older snapshot after the split, section 5 and section 6 had been committed: every other configuration of these sweeps, all three request lengths of H200, MI300X, MI325X and MI355X, and B200 (FP8 TP 8, FP4 TP 8 and TP 4 with expert parallelism; not in the issue's reserved list, but kept out of every fit alike). Each kind of change that was split is scored twice below: on every point, and on the targets drawn after the split alone, the clean test. Runs: February 2026 (MI300X, MI325X, MI355X FP4), March 2026 (H200, B200, MI355X FP8 at 1,024/8,192) and May 2026 (MI355X FP8 at the other lengths); concurrency 4–64, B200 FP4 to 128. The scores below are of the run-time intervals as they stood before this set joined their calibration (section 2's errors and section 5's); once the set had been scored in full and these scores published, its errors joined the run-time calibration too (section 6), never the model's fitted figures.",
 	}, {
 		file:       "testset2-dsr1.csv",
 		section:    "5",
@@ -228,8 +236,11 @@ func writeHeldOut(t *testing.T, doc *strings.Builder, set testSet, deps []*valDe
 	all := aggregateHeldOut(scores, func(heldOutScore) bool { return true })
 	after := aggregateHeldOut(scores, clean)
 	which := "the run-time interval"
-	if set.calibrates {
+	switch {
+	case set.calibrates:
 		which = "section 2's interval"
+	case set.joinsAfterScoring:
+		which = "the run-time interval before this set joined its calibration"
 	}
 	fmt.Fprintf(doc, "\n| change | predictions | target deployments | median abs. error | worst abs. error | coverage of %s (nominal 80%%) | the same, each deployment weighing one | per-user speed: median abs. error, coverage | TTFT: median abs. error, coverage of its own interval | goal | verdict |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|\n", which)
 	var missed []string
@@ -255,6 +266,9 @@ func writeHeldOut(t *testing.T, doc *strings.Builder, set testSet, deps []*valDe
 			missed = append(missed, miss...)
 			ts = prediction.TestScore{Set: set.name, Points: len(c.abs), Covered: c.covered, MedianAbsErr: math.Round(med*10) / 1000,
 				Note: fmt.Sprintf("on the points drawn after this kind was split off; %d read before it are not counted", len(g.abs)-len(c.abs))}
+		}
+		if set.joinsAfterScoring {
+			ts.Note = joinNotes(ts.Note, "scored with the interval before this set joined its calibration")
 		}
 		for i := range table {
 			if table[i].Kind == k {
@@ -284,6 +298,15 @@ func writeHeldOut(t *testing.T, doc *strings.Builder, set testSet, deps []*valDe
 			t.Errorf("held out %s: no point predicted", d.id)
 		}
 	}
+}
+
+// joinNotes joins two qualifications of a test score with "; ", either may be
+// empty.
+func joinNotes(a, b string) string {
+	if a == "" || b == "" {
+		return a + b
+	}
+	return a + "; " + b
 }
 
 // heldOutAgg is one kind of change's scores on a test set.
@@ -492,5 +515,44 @@ func writeGPUByRelease(doc *strings.Builder, scores []heldOutScore) {
 			}
 			fmt.Fprintf(doc, "| %s | %s | %d | %d | %.0f%% | %s |\n", k.Describe(), what, len(abs), len(targets), valMedian(abs), pctOf(covered, len(abs)))
 		}
+	}
+}
+
+// writeOtherReleases compares each deployment of a test set with the same GPU,
+// precision and shape measured on another engine release in another set: the
+// ratio of their measured output tok/s at equal request lengths and concurrency.
+// No model is involved: it shows how far the release alone moves what one GPU
+// delivers, which no what-if (that assumes the measured release) can predict.
+func writeOtherReleases(doc *strings.Builder, deps, others []*valDep) {
+	type key struct{ prompt, output, c float64 }
+	var rows []string
+	for _, d := range deps {
+		mine := map[key]float64{}
+		for _, p := range d.points {
+			mine[key{p.prompt, p.output, p.c}] = p.out
+		}
+		for _, o := range others {
+			if o.gpu != d.gpu || o.precision != d.precision || o.shape != d.shape || o.release == d.release {
+				continue
+			}
+			var ratios []float64
+			for _, p := range o.points {
+				if v, ok := mine[key{p.prompt, p.output, p.c}]; ok && v > 0 {
+					ratios = append(ratios, p.out/v)
+				}
+			}
+			if len(ratios) == 0 {
+				continue
+			}
+			sort.Float64s(ratios)
+			rows = append(rows, fmt.Sprintf("| %s | %s | %d | ×%.2f | ×%.2f–×%.2f |\n", d.id, o.release, len(ratios), median(ratios), ratios[0], ratios[len(ratios)-1]))
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	doc.WriteString("\nThe same GPU, precision and shape measured on another engine or release (section 5's set), at equal request lengths and concurrency: its measured output tok/s ÷ this set's. No model is involved; a what-if assumes the measured engine and release, so a move of this size is in no prediction.\n\n| deployment | other engine and release | points at equal lengths and concurrency | median ratio | range |\n|---|---|---:|---:|---:|\n")
+	for _, r := range rows {
+		doc.WriteString(r)
 	}
 }

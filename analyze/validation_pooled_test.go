@@ -90,6 +90,18 @@ func calibrate(k prediction.ChangeKind, errs []calErr, keep func(calErr) bool) p
 	return c
 }
 
+// calibrateEach is the interval of every kind that has errors in errs, not
+// scored: what a test set is scored with before its own errors join.
+func calibrateEach(errs []calErr) []prediction.Calibration {
+	var out []prediction.Calibration
+	for _, k := range prediction.ChangeKinds() {
+		if c := calibrate(k, errs, func(calErr) bool { return true }); c.Errors > 0 {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 // runTimeIntervals calibrates every kind on the pooled errors and scores each
 // calibration leave one deployment out: the interval of an error from a to b is
 // calibrated on the errors that involve neither, and the share of errors inside
@@ -141,11 +153,17 @@ func runTimeIntervals(errs []calErr) (table []prediction.Calibration, perPoint [
 // where its errors come from and its held-out coverage.
 func writeRunTimeIntervals(doc *strings.Builder, errs []calErr, table []prediction.Calibration, perPoint []float64, calibrating []testSet) {
 	var names []string
+	reservedJoined := false
 	for _, s := range calibrating {
-		names = append(names, s.section+" ("+s.name+")")
+		names = append(names, "section "+s.section+" ("+s.name+")")
+		reservedJoined = reservedJoined || s.joinsAfterScoring
 	}
 	fmt.Fprintf(doc, "## 6. The run-time intervals\n\n")
-	fmt.Fprintf(doc, "What `whatif` uses (`prediction/calibration_table.go`): each kind's split-conformal 80%% interval, calibrated on every out-of-sample error there is: section 2's leave-one-deployment-out errors and those of section %s, scored first as they stood and only then added. The model's fitted figures (FP4 share, step overhead, vendor factor) are section 2's alone: a calibrating set widens or narrows an interval, it never moves a prediction. Held-out coverage is leave one deployment out over these pooled errors (the interval of each error from A to B calibrated on the errors that involve neither), the lower of per point and per target deployment. The reserved test set (section 4) is in none of it.\n\n", strings.Join(names, ", "))
+	fmt.Fprintf(doc, "What `whatif` uses (`prediction/calibration_table.go`): each kind's split-conformal 80%% interval, calibrated on every out-of-sample error there is: section 2's leave-one-deployment-out errors and those of %s, each set scored first with the intervals as they stood and only then added, in the order they were scored. The model's fitted figures (FP4 share, step overhead, vendor factor) are section 2's alone: a calibrating set widens or narrows an interval, it never moves a prediction. Held-out coverage is leave one deployment out over these pooled errors (the interval of each error from A to B calibrated on the errors that involve neither), the lower of per point and per target deployment.", strings.Join(names, " and "))
+	if reservedJoined {
+		doc.WriteString(" The reserved test set joined last, once it had been scored in full and published (section 4 keeps that score, of the intervals before it joined): no public set is left that these intervals have not seen, so a change of the model needs a fresh test set to be scored on.")
+	}
+	doc.WriteString("\n\n")
 	doc.WriteString("| change | errors | target deployments | of which from a calibrating test set | run-time interval | held-out coverage per point | held-out coverage (the lower, per point or per deployment) | per-user interval, its held-out coverage | TTFT interval, its held-out coverage | goal | verdict |\n|---|---:|---:|---:|---|---:|---:|---|---|---|---|\n")
 	for i, c := range table {
 		fromSets := 0

@@ -47,8 +47,11 @@ func IntervalMethod(c prediction.Calibration) string {
 	s := c.String() + "; widened by the level's 95% bootstrap throughput interval where it has one"
 	if t := c.TTFT; t != nil {
 		lo, hi := t.Bounds(1)
-		s += fmt.Sprintf("; TTFT has its own: ×%.2f to ×%.2f, from %d public TTFT errors, holding %.0f%% of them when sized without their own deployments: a TTFT under load is mostly scheduling and queueing, which the prefill time the model scales does not know",
-			lo, hi, t.Errors, t.HeldOutCoverage*100)
+		s += fmt.Sprintf("; TTFT has its own: ×%.2f to ×%.2f, from %d public TTFT errors", lo, hi, t.Errors)
+		if h := t.HeldOutText(); h != "" {
+			s += ", " + h
+		}
+		s += ": a TTFT under load is mostly scheduling and queueing, which the prefill time the model scales does not know"
 	}
 	return s
 }

@@ -85,6 +85,10 @@ type Calibration struct {
 	// measured deployments.
 	Errors      int `json:"held_out_errors"`
 	Deployments int `json:"deployments"`
+	// Campaigns is how many campaigns (a publisher with one engine release) those
+	// deployments were measured in, where the quantile weighs each campaign one;
+	// 0 where it weighs each deployment one.
+	Campaigns int `json:"campaigns,omitempty"`
 	// LogHalfWidth is q: the interval of a prediction v is [v·e^−q, v·e^q].
 	LogHalfWidth float64 `json:"log_half_width"`
 	// Calibrated is false where the kind had fewer than MinCalibrationErrors held-out
@@ -152,10 +156,37 @@ func (c Calibration) String() string {
 			c.Errors, c.Deployments, UncalibratedWidening) + c.testSetText()
 	}
 	s += fmt.Sprintf("split-conformal from %d held-out errors over %d public deployments", c.Errors, c.Deployments)
-	if c.HeldOutCoverage > 0 {
-		s += fmt.Sprintf(", holding %.0f%% of them when sized without their own deployments", c.HeldOutCoverage*100)
+	if c.Campaigns > 0 {
+		s += fmt.Sprintf(" in %d campaigns (a publisher with one engine release), each weighing one", c.Campaigns)
+	}
+	if h := c.HeldOutText(); h != "" {
+		s += ", " + h
 	}
 	return s + " (docs/validation.md)" + c.testSetText()
+}
+
+// HeldOutText says how much of its errors the interval held when sized without
+// their own campaigns (or deployments, where it weighs deployments), "" where
+// that was not scored.
+func (c Calibration) HeldOutText() string {
+	if c.HeldOutCoverage <= 0 {
+		return ""
+	}
+	unit := "deployments"
+	if c.Campaigns > 0 {
+		unit = "campaigns"
+	}
+	return fmt.Sprintf("holding %s of them when sized without their own %s", Percent(c.HeldOutCoverage, c.Nominal), unit)
+}
+
+// Percent prints a coverage v (a fraction) in whole percent, or to a tenth
+// where whole percent would round a miss of goal up to it (0.799 against 0.8
+// is 79.9%, not 80%).
+func Percent(v, goal float64) string {
+	if v < goal-1e-9 && math.Round(v*100) >= math.Round(goal*100) {
+		return fmt.Sprintf("%.1f%%", math.Floor(v*1000)/10)
+	}
+	return fmt.Sprintf("%.0f%%", v*100)
 }
 
 // testSetText says how the interval held on each test set ("" without one).
@@ -182,25 +213,44 @@ func (c Calibration) testSetText() string {
 type HeldOutError struct {
 	AbsLog     float64
 	Deployment string
+	// Campaign is the publisher and engine release the deployment was measured
+	// in, where known: then it, not the deployment, is Conformal's exchangeable
+	// unit.
+	Campaign string
+}
+
+// unit is the exchangeable unit an error belongs to: its campaign where known,
+// else its deployment.
+func (e HeldOutError) unit() string {
+	if e.Campaign != "" {
+		return "campaign " + e.Campaign
+	}
+	return "deployment " + e.Deployment
 }
 
 // Conformal is the interval of a kind from its held-out absolute log errors, split
 // conformal prediction (Vovk et al. 2005; Lei et al., "Distribution-free predictive
-// inference for regression", JASA 2018) over deployments: errors of one deployment
-// are alike (its kernels, its engine), so the exchangeable unit is the deployment,
-// and each deployment's errors carry a total weight of 1 whatever their number. q is
-// the smallest error whose weighted share of errors at or below it reaches
-// nominal × (G+1)/G over G deployments (the weighted form of the ⌈(n+1)·nominal⌉-th
-// smallest): a new deployment's error falls below it with probability ≥ nominal.
-// With fewer than MinCalibrationErrors errors, or too few deployments for that
-// share to be reached (fewer than 5 at 80%), the interval is the largest error ×
-// UncalibratedWidening, marked not calibrated.
+// inference for regression", JASA 2018) over groups: errors of one campaign (a
+// publisher's measurements with one engine release) are alike (its kernels, its
+// engine build, its harness), so the exchangeable unit is the campaign where the
+// errors name one, else the deployment, and each unit's errors carry a total
+// weight of 1 whatever their number. q is the smallest error whose weighted share
+// of errors at or below it reaches nominal × (G+1)/G over G units (the weighted
+// form of the ⌈(n+1)·nominal⌉-th smallest): a new unit's error falls below it with
+// probability ≥ nominal. With fewer than MinCalibrationErrors errors, or too few
+// units for that share to be reached (fewer than 5 at 80%), the interval is the
+// largest error × UncalibratedWidening, marked not calibrated.
 func Conformal(kind ChangeKind, errs []HeldOutError, nominal float64) Calibration {
-	per := map[string]int{}
+	per := map[string]int{} // errors per exchangeable unit
+	deployments, campaigns := map[string]bool{}, map[string]bool{}
 	for _, e := range errs {
-		per[e.Deployment]++
+		per[e.unit()]++
+		deployments[e.Deployment] = true
+		if e.Campaign != "" {
+			campaigns[e.Campaign] = true
+		}
 	}
-	c := Calibration{Kind: kind, Nominal: nominal, Errors: len(errs), Deployments: len(per)}
+	c := Calibration{Kind: kind, Nominal: nominal, Errors: len(errs), Deployments: len(deployments), Campaigns: len(campaigns)}
 	if len(errs) == 0 {
 		c.LogHalfWidth = fallbackLogHalfWidth
 		return c
@@ -215,7 +265,7 @@ func Conformal(kind ChangeKind, errs []HeldOutError, nominal float64) Calibratio
 	}
 	cum := 0.0
 	for _, e := range s {
-		cum += 1 / (g * float64(per[e.Deployment]))
+		cum += 1 / (g * float64(per[e.unit()]))
 		if cum >= need-1e-12 {
 			c.LogHalfWidth, c.Calibrated = e.AbsLog, true
 			return c

@@ -16,6 +16,14 @@ func errsOf(abs []float64, deployments int) []HeldOutError {
 	return out
 }
 
+// inCampaign puts every error in campaign c.
+func inCampaign(errs []HeldOutError, c string) []HeldOutError {
+	for i := range errs {
+		errs[i].Campaign = c
+	}
+	return errs
+}
+
 // Split conformal over deployments: with one error per deployment, the
 // ⌈(n+1)·0.8⌉-th smallest; a deployment with many errors weighs no more than one
 // with few; too few errors or deployments give the widest × 1.5, marked not
@@ -36,7 +44,13 @@ func TestConformal(t *testing.T) {
 		// Deployment a has nine small errors, b-e one large each: a weighs 1/5, so
 		// the quantile reaches into the large ones (weighted share 0.96 needed).
 		{"one deployment's many errors weigh as one", append(errsOf([]float64{.1, .1, .1, .1, .1, .1, .1, .1, .1}, 1),
-			HeldOutError{1, "b"}, HeldOutError{2, "c"}, HeldOutError{3, "d"}, HeldOutError{4, "e"}), 4, true},
+			HeldOutError{AbsLog: 1, Deployment: "b"}, HeldOutError{AbsLog: 2, Deployment: "c"}, HeldOutError{AbsLog: 3, Deployment: "d"}, HeldOutError{AbsLog: 4, Deployment: "e"}), 4, true},
+		// The same with the nine small errors of nine deployments of one
+		// campaign: the campaign, not the deployment, weighs one.
+		{"one campaign's many deployments weigh as one", append(inCampaign(errsOf([]float64{.1, .1, .1, .1, .1, .1, .1, .1, .1}, 9), "p"),
+			HeldOutError{AbsLog: 1, Deployment: "j", Campaign: "q"}, HeldOutError{AbsLog: 2, Deployment: "k", Campaign: "r"},
+			HeldOutError{AbsLog: 3, Deployment: "l", Campaign: "s"}, HeldOutError{AbsLog: 4, Deployment: "m", Campaign: "t"}), 4, true},
+		{"ten deployments of one campaign: too few units", inCampaign(errsOf(errs, 10), "p"), 1.0 * UncalibratedWidening, false},
 		{"none", nil, fallbackLogHalfWidth, false},
 	} {
 		got := Conformal(ChangeGPU, c.errs, NominalCoverage)
@@ -97,5 +111,40 @@ func TestCalibrationStringTestSet(t *testing.T) {
 		if !strings.Contains(s, want) {
 			t.Errorf("%s\nlacks %q", s, want)
 		}
+	}
+}
+
+// A coverage just below its goal never reads as meeting it.
+func TestPercent(t *testing.T) {
+	for _, c := range []struct {
+		v, goal float64
+		want    string
+	}{
+		{0.799, 0.8, "79.9%"},
+		{0.7951, 0.8, "79.5%"},
+		{0.794, 0.8, "79%"},
+		{0.8, 0.8, "80%"},
+		{0.806, 0.8, "81%"},
+		{0.75, 0.8, "75%"},
+	} {
+		if got := Percent(c.v, c.goal); got != c.want {
+			t.Errorf("Percent(%g, %g) = %q, want %q", c.v, c.goal, got, c.want)
+		}
+	}
+}
+
+// An interval that weighs campaigns says so, and says its held-out coverage
+// was measured leaving campaigns out.
+func TestCalibrationStringCampaigns(t *testing.T) {
+	c := Calibration{Kind: ChangeGPU, Nominal: 0.8, Errors: 100, Deployments: 20, Campaigns: 7, LogHalfWidth: 0.4, Calibrated: true, HeldOutCoverage: 0.799}
+	s := c.String()
+	for _, want := range []string{"over 20 public deployments in 7 campaigns", "holding 79.9% of them when sized without their own campaigns"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("%q lacks %q", s, want)
+		}
+	}
+	c.Campaigns = 0
+	if s := c.String(); !strings.Contains(s, "without their own deployments") || strings.Contains(s, "campaigns") {
+		t.Errorf("without campaigns: %q", s)
 	}
 }

@@ -103,11 +103,12 @@ func calibrate(k prediction.ChangeKind, errs []calErr, keep func(calErr) bool, b
 }
 
 // calibrateEach is the interval of every kind that has errors in errs, not
-// scored: what a test set is scored with before its own errors join.
-func calibrateEach(errs []calErr) []prediction.Calibration {
+// scored: what a test set is scored with before its own errors join (each
+// deployment weighing one, as when the sets were scored, or each campaign).
+func calibrateEach(errs []calErr, byCampaign bool) []prediction.Calibration {
 	var out []prediction.Calibration
 	for _, k := range prediction.ChangeKinds() {
-		if c := calibrate(k, errs, func(calErr) bool { return true }, false); c.Errors > 0 {
+		if c := calibrate(k, errs, func(calErr) bool { return true }, byCampaign); c.Errors > 0 {
 			out = append(out, c)
 		}
 	}

@@ -74,7 +74,7 @@ func TestValidation(t *testing.T) {
 	// A reserved set is scored with the run-time intervals as they stood before
 	// it joined (section 2's errors and the calibrating sets'); a set that has
 	// been scored and published that way then joins the calibration too.
-	before := calibrateEach(pooledErrors(scores, extra))
+	before := calibrateEach(pooledErrors(scores, extra), false)
 	var late []heldOutScore
 	for i, set := range sets {
 		if set.calibrates {
@@ -95,6 +95,9 @@ func TestValidation(t *testing.T) {
 			continue
 		}
 		writeHeldOut(t, &doc, set, held[i], heldScores[i], table)
+		if set.joinsAfterScoring {
+			writeCampaignRescore(&doc, set, heldScores[i], before, calibrateEach(pooledErrors(scores, extra), true))
+		}
 		var others []*valDep
 		for j := range sets {
 			if j != i {

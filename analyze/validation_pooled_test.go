@@ -37,7 +37,9 @@ func (e calErr) heldOut() prediction.HeldOutError {
 // campaign is the publisher and engine release a deployment was measured in: one
 // InferenceX engine release, one blog's engine, one version of a vendor's page.
 // Its deployments share an engine build and a harness, so they err alike, and a
-// user's own deployment is a campaign of its own.
+// user's own deployment is a campaign of its own. Where the source names no
+// release (the two peer vLLM sweeps of one publisher), the publisher alone is the
+// campaign.
 func campaign(d *valDep) string { return d.source + " " + d.release }
 
 // pooledErrors are section 2's errors and those of the calibrating test sets.

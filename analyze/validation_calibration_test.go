@@ -849,6 +849,21 @@ const validationWeak = `
   out of the calibration for a like pattern (3–4× below every other deployment's
   prediction). A release that runs a GPU's kernels this far below their usual share
   is something no roofline can know: measure before buying.
+- **The clean test, and what it says (section 7).** On InferenceX's December 2025
+  and January 2026 sweeps, read after the model and the run-time intervals were
+  committed: another precision or shape missed by 15% at the median, 96% covered;
+  another GPU between NVIDIA's GPUs by 15.3%, 99% covered, just over its 15% goal;
+  moves to, from or between AMD's GPUs by 48%, 55% covered, far from both goals.
+  Within one engine run (one framework's run of one day, the what-if's own
+  assumption) moves between NVIDIA's GPUs missed by 11% and moves involving AMD's
+  by 12%, every interval holding; the misses are across engine releases, above all
+  MI355X on that month's SGLang, which reached 6–27% of its roofline where later
+  SGLang and ATOM releases delivered 2.2–3.7× as much at equal lengths and
+  concurrency. MI300X and MI325X targets were predicted 1% and 4% high at the
+  median, 81–82% covered. Another concurrency held 73%, short of 80%: its interval
+  is narrow (×0.85–×1.18) and these sweeps' levels are less regular than the
+  calibration's. The model carries across GPUs and vendors within one engine
+  release; no roofline can know how mature another release's kernels are on a GPU.
 - **Engine releases move the share (section 5).** InferenceX's other DeepSeek-R1-0528
   sweeps span a dozen engine releases over seven months. Predicted across them, another
   GPU between NVIDIA's GPUs missed by 23% at the median and the interval of section 2,

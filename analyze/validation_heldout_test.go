@@ -41,6 +41,10 @@ type testSet struct {
 	// afterwards, and it is still scored with the intervals before it joined, so
 	// that its section keeps the score of a test.
 	joinsAfterScoring bool
+	// afterRunTime is true for a set read after section 6's run-time intervals
+	// were committed: it is scored with them, as whatif uses them, in a section
+	// after section 6, and joins nothing.
+	afterRunTime bool
 	// readBefore are the kinds of change defined after the set was read: its
 	// score of them is shown, marked, as no clean test.
 	readBefore []prediction.ChangeKind
@@ -92,8 +96,19 @@ func testSets() []testSet {
 		heading:    "## 5. Held out, second set: InferenceX's other DeepSeek-R1-0528 sweeps",
 		byTarget:   true,
 		intro:      "InferenceX's other single-node, aggregated DeepSeek-R1-0528 sweeps without speculative decoding, at least three concurrencies of one run each (`testset2-dsr1.csv`; its groups, what was left out and why in `testset2-dsr1.README.txt`): TensorRT-LLM (November 2025 to February 2026) on B200 and H200, SGLang (November 2025 to May 2026, v0.5.6, v0.5.10 and v0.5.12) on B200, B300 and MI300X, and ATOM on MI355X, at 1,024/1,024, 1,024/8,192 and 8,192/1,024 tokens. None of the fits saw them; they were read after every figure of sections 2 to 4 and the split of another GPU into NVIDIA's and AMD's kinds had been fixed and committed. Each point is predicted from every deployment of this set (its own for another concurrency) with the model whatif uses and the intervals of section 2, as they stood when the set was read; the scores below are of those intervals. Only then did these errors join the calibration of the run-time intervals (section 6); the model's fitted figures did not change. Another precision or shape here also covers expert parallelism (TP n with EP n) against TP n alone, and another engine release or publisher the same GPU, precision and shape on another release of one engine.",
+	}, {
+		file:         "testset3-dsr1.csv",
+		section:      "7",
+		afterRunTime: true,
+		byTarget:     true,
+		name:         "DeepSeek-R1-0528, InferenceX's history, December 2025 and on",
+		heading:      "## 7. A fresh test set: InferenceX's DeepSeek-R1-0528 history",
+		intro:        testSet3Intro,
 	}}
 }
+
+// testSet3Intro says what the third set is and what was fixed before it was read.
+const testSet3Intro = "The earliest run of each single-node, aggregated DeepSeek-R1-0528 configuration without speculative decoding, at each request length, in InferenceX's benchmark history (the app's `benchmarks-history.json`; `testset3-dsr1.csv`, its groups and selection rules in `testset3-dsr1.README.txt`), leaving out every run of the two sets above and SGLang v0.5.9. The model and the run-time intervals of section 6 (each campaign weighing one) were committed before any of it was read, and none of their figures changed after: it is scored here once, as whatif would predict it, the clean test of section 6. The history names no image, so each run's engine is its framework and date, and one campaign is one framework's run of one day: InferenceX's SGLang run of 2025-12-10 measured H200, B200, MI300X and MI325X, so a move between them keeps the engine's date, as a what-if assumes. TTFT is the median (the history gives no mean)."
 
 // heldOutDeployments reads a test set's sweeps, one deployment per
 // configuration.
@@ -370,11 +385,15 @@ func writeHeldOutKind(doc *strings.Builder, name string, k prediction.ChangeKind
 	}
 	goal := "coverage ≥ 80%"
 	var not []string
+	medText := fmt.Sprintf("%.0f%%", med)
 	if m := goalMedian(k); m > 0 {
 		goal = fmt.Sprintf("median ≤ %.0f%%, coverage ≥ 80%%", m)
 		if med > m {
+			if math.Round(med) <= m { // a miss that whole percent would hide
+				medText = fmt.Sprintf("%.1f%%", math.Ceil(med*10)/10)
+			}
 			not = append(not, "median")
-			missed = append(missed, fmt.Sprintf("%s: median absolute error %.0f%%, goal ≤ %.0f%%", name, med, m))
+			missed = append(missed, fmt.Sprintf("%s: median absolute error %s, goal ≤ %.0f%%", name, medText, m))
 		}
 	}
 	if cov < prediction.NominalCoverage-1e-9 {
@@ -393,7 +412,7 @@ func writeHeldOutKind(doc *strings.Builder, name string, k prediction.ChangeKind
 	if len(g.ttftAbs) > 0 {
 		ttft = fmt.Sprintf("%.0f%%, %s", valMedian(g.ttftAbs), pctOf(g.ttftCovered, len(g.ttftAbs)))
 	}
-	fmt.Fprintf(doc, "| %s | %d | %d | %.0f%% | %.0f%% | %s | %.0f%% | %s | %s | %s | %s |\n", name, len(g.abs), len(g.targets), med, maxOf(g.abs),
+	fmt.Fprintf(doc, "| %s | %d | %d | %s | %.0f%% | %s | %.0f%% | %s | %s | %s | %s |\n", name, len(g.abs), len(g.targets), medText, maxOf(g.abs),
 		pctOf(g.covered, len(g.abs)), perDep*100, user, ttft, goal, verdict)
 	return med, missed
 }
@@ -518,12 +537,18 @@ func writeGPUByRelease(doc *strings.Builder, scores []heldOutScore) {
 	}
 }
 
+// otherSetDep is a deployment of another test set, with that set's section.
+type otherSetDep struct {
+	dep     *valDep
+	section string
+}
+
 // writeOtherReleases compares each deployment of a test set with the same GPU,
 // precision and shape measured on another engine release in another set: the
 // ratio of their measured output tok/s at equal request lengths and concurrency.
 // No model is involved: it shows how far the release alone moves what one GPU
 // delivers, which no what-if (that assumes the measured release) can predict.
-func writeOtherReleases(doc *strings.Builder, deps, others []*valDep) {
+func writeOtherReleases(doc *strings.Builder, deps []*valDep, others []otherSetDep) {
 	type key struct{ prompt, output, c float64 }
 	var rows []string
 	for _, d := range deps {
@@ -531,7 +556,8 @@ func writeOtherReleases(doc *strings.Builder, deps, others []*valDep) {
 		for _, p := range d.points {
 			mine[key{p.prompt, p.output, p.c}] = p.out
 		}
-		for _, o := range others {
+		for _, od := range others {
+			o := od.dep
 			if o.gpu != d.gpu || o.precision != d.precision || o.shape != d.shape || o.release == d.release {
 				continue
 			}
@@ -545,13 +571,13 @@ func writeOtherReleases(doc *strings.Builder, deps, others []*valDep) {
 				continue
 			}
 			sort.Float64s(ratios)
-			rows = append(rows, fmt.Sprintf("| %s | %s | %d | ×%.2f | ×%.2f–×%.2f |\n", d.id, o.release, len(ratios), median(ratios), ratios[0], ratios[len(ratios)-1]))
+			rows = append(rows, fmt.Sprintf("| %s | %s (section %s) | %d | ×%.2f | ×%.2f–×%.2f |\n", d.id, o.release, od.section, len(ratios), median(ratios), ratios[0], ratios[len(ratios)-1]))
 		}
 	}
 	if len(rows) == 0 {
 		return
 	}
-	doc.WriteString("\nThe same GPU, precision and shape measured on another engine or release (section 5's set), at equal request lengths and concurrency: its measured output tok/s ÷ this set's. No model is involved; a what-if assumes the measured engine and release, so a move of this size is in no prediction.\n\n| deployment | other engine and release | points at equal lengths and concurrency | median ratio | range |\n|---|---|---:|---:|---:|\n")
+	doc.WriteString("\nThe same GPU, precision and shape measured on another engine or release in another test set, at equal request lengths and concurrency: its measured output tok/s ÷ this set's. No model is involved; a what-if assumes the measured engine and release, so a move of this size is in no prediction.\n\n| deployment | other engine and release | points at equal lengths and concurrency | median ratio | range |\n|---|---|---:|---:|---:|\n")
 	for _, r := range rows {
 		doc.WriteString(r)
 	}

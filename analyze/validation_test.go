@@ -77,7 +77,7 @@ func TestValidation(t *testing.T) {
 	before := calibrateEach(pooledErrors(scores, extra), false)
 	var late []heldOutScore
 	for i, set := range sets {
-		if set.calibrates {
+		if set.calibrates || set.afterRunTime {
 			continue
 		}
 		heldScores[i] = scoreHeldOut(held[i], before, share, vendors)
@@ -88,7 +88,23 @@ func TestValidation(t *testing.T) {
 	}
 	pooled := pooledErrors(scores, extra, late)
 	table, perPoint := runTimeIntervals(pooled)
+	others := func(i int) []otherSetDep {
+		var out []otherSetDep
+		for j := range sets {
+			if j != i {
+				for _, d := range held[j] {
+					out = append(out, otherSetDep{d, sets[j].section})
+				}
+			}
+		}
+		return out
+	}
+	fresh := false
 	for i, set := range sets {
+		if set.afterRunTime {
+			fresh = true
+			continue
+		}
 		doc.WriteString("\n")
 		if set.calibrates {
 			writeHeldOut(t, &doc, set, held[i], heldScores[i], nil)
@@ -98,15 +114,20 @@ func TestValidation(t *testing.T) {
 		if set.joinsAfterScoring {
 			writeCampaignRescore(&doc, set, heldScores[i], before, calibrateEach(pooledErrors(scores, extra), true))
 		}
-		var others []*valDep
-		for j := range sets {
-			if j != i {
-				others = append(others, held[j]...)
-			}
-		}
-		writeOtherReleases(&doc, held[i], others)
+		writeOtherReleases(&doc, held[i], others(i))
 	}
-	writeRunTimeIntervals(&doc, pooled, table, perPoint, calibrating)
+	writeRunTimeIntervals(&doc, pooled, table, perPoint, calibrating, fresh)
+	// A set read after the run-time intervals were committed is scored with
+	// them, as whatif uses them: the clean test of section 6.
+	for i, set := range sets {
+		if !set.afterRunTime {
+			continue
+		}
+		heldScores[i] = scoreHeldOut(held[i], table, share, vendors)
+		doc.WriteString("\n")
+		writeHeldOut(t, &doc, set, held[i], heldScores[i], table)
+		writeOtherReleases(&doc, held[i], others(i))
+	}
 	doc.WriteString(validationWeak)
 	if err := checkCalibrationTable(table, vendors, share, *update); err != nil {
 		t.Error(err)

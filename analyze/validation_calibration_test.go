@@ -769,6 +769,9 @@ func checkCalibrationTable(table []prediction.Calibration, vendors map[string]fl
 				if ts.Note != "" {
 					user += fmt.Sprintf(", Note: %q", ts.Note)
 				}
+				if r := ts.SameRelease; r != nil {
+					user += fmt.Sprintf(", SameRelease: &TestScore{Points: %d, Covered: %d, MedianAbsErr: %s}", r.Points, r.Covered, strconv.FormatFloat(r.MedianAbsErr, 'g', 6, 64))
+				}
 				user += "}"
 			}
 			user += "}"

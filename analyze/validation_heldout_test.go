@@ -285,6 +285,7 @@ func writeHeldOut(t *testing.T, doc *strings.Builder, set testSet, deps []*valDe
 		if set.joinsAfterScoring {
 			ts.Note = joinNotes(ts.Note, "scored with the interval before this set joined its calibration")
 		}
+		ts.SameRelease = sameReleaseScore(scores, k, func(s heldOutScore) bool { return !split || set.readFirst == nil || clean(s) })
 		for i := range table {
 			if table[i].Kind == k {
 				table[i].TestSets = append(table[i].TestSets, ts)
@@ -313,6 +314,32 @@ func writeHeldOut(t *testing.T, doc *strings.Builder, set testSet, deps []*valDe
 			t.Errorf("held out %s: no point predicted", d.id)
 		}
 	}
+}
+
+// sameReleaseScore is kind k's score on the predictions keep accepts whose two
+// deployments ran one engine release, as a what-if assumes; nil where there are
+// none, or where no prediction of the kind crosses releases (then the whole
+// score says it).
+func sameReleaseScore(scores []heldOutScore, k prediction.ChangeKind, keep func(heldOutScore) bool) *prediction.TestScore {
+	var abs []float64
+	covered, crosses := 0, false
+	for _, s := range scores {
+		if s.kind != k || !keep(s) {
+			continue
+		}
+		if s.from.release != s.to.release {
+			crosses = true
+			continue
+		}
+		abs = append(abs, s.absErr())
+		if s.covered() {
+			covered++
+		}
+	}
+	if !crosses || len(abs) == 0 {
+		return nil
+	}
+	return &prediction.TestScore{Points: len(abs), Covered: covered, MedianAbsErr: math.Round(valMedian(abs)*10) / 1000}
 }
 
 // joinNotes joins two qualifications of a test score with "; ", either may be

@@ -124,6 +124,10 @@ type TestScore struct {
 	// Note qualifies the score, e.g. that the set was read before the kind was
 	// defined, so that it is no clean test of it ("" when it is one).
 	Note string `json:"note,omitempty"`
+	// SameRelease is the score on the predictions between two deployments of one
+	// engine release, as a what-if assumes; nil where the set has none or where
+	// none of its predictions crosses releases.
+	SameRelease *TestScore `json:"same_release,omitempty"`
 }
 
 // User is the calibration of the per-user speed: PerUser, else c itself.
@@ -200,6 +204,10 @@ func (c Calibration) testSetText() string {
 			t.Set, float64(t.Covered)/float64(t.Points)*100, t.Points, t.MedianAbsErr*100)
 		if t.Note != "" {
 			b.WriteString(" (" + t.Note + ")")
+		}
+		if r := t.SameRelease; r != nil && r.Points > 0 {
+			fmt.Fprintf(&b, ", and between deployments of one engine release, as this prediction assumes, %.0f%% of %d, median error %.0f%%",
+				float64(r.Covered)/float64(r.Points)*100, r.Points, r.MedianAbsErr*100)
 		}
 	}
 	if b.Len() == 0 {

@@ -148,3 +148,17 @@ func TestCalibrationStringCampaigns(t *testing.T) {
 		t.Errorf("without campaigns: %q", s)
 	}
 }
+
+// A test set's score within one engine release is said beside its whole score.
+func TestTestSetTextSameRelease(t *testing.T) {
+	c := Calibration{Kind: ChangeGPUAMD, Nominal: 0.8, Errors: 100, Deployments: 20, LogHalfWidth: 0.4, Calibrated: true,
+		TestSets: []TestScore{{Set: "s", Points: 200, Covered: 110, MedianAbsErr: 0.48, SameRelease: &TestScore{Points: 50, Covered: 50, MedianAbsErr: 0.12}}}}
+	want := "it held 55% of 200 points, median error 48%, and between deployments of one engine release, as this prediction assumes, 100% of 50, median error 12%"
+	if s := c.String(); !strings.Contains(s, want) {
+		t.Errorf("%q lacks %q", s, want)
+	}
+	c.TestSets[0].SameRelease = nil
+	if s := c.String(); strings.Contains(s, "one engine release") {
+		t.Errorf("without a same-release score: %q", s)
+	}
+}

@@ -74,7 +74,8 @@ func TestValidation(t *testing.T) {
 	// A reserved set is scored with the run-time intervals as they stood before
 	// it joined (section 2's errors and the calibrating sets'); a set that has
 	// been scored and published that way then joins the calibration too.
-	before := calibrateEach(pooledErrors(scores, extra), false)
+	earlier := pooledErrors(scores, extra)
+	before := calibrateEach(earlier, false)
 	var late []heldOutScore
 	for i, set := range sets {
 		if set.calibrates || set.afterRunTime {
@@ -112,7 +113,7 @@ func TestValidation(t *testing.T) {
 		}
 		writeHeldOut(t, &doc, set, held[i], heldScores[i], table)
 		if set.joinsAfterScoring {
-			writeCampaignRescore(&doc, set, heldScores[i], before, calibrateEach(pooledErrors(scores, extra), true))
+			writeCampaignRescore(&doc, set, heldScores[i], before, calibrateEach(earlier, true))
 		}
 		writeOtherReleases(&doc, held[i], others(i))
 	}
